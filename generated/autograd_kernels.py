@@ -4591,6 +4591,77 @@ def linalg_cross(keyset, self, other, dim):
     return result
 
 
+def _cdist_forward(keyset, x1, x2, p, compute_mode):
+    grad_fn = None
+    if _tls.grad_enabled and (x1._rg or x2._rg):
+        grad_fn = nodes.CdistBackward0()
+        grad_fn._next_edges = (
+            next_edge(x1),
+            next_edge(x2),
+        )
+        grad_fn.p_ = p
+        grad_fn.x1_ = SavedVariable(x1, False)
+        grad_fn.x2_ = SavedVariable(x2, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._cdist_forward_op.kernels[keyset]
+    result = redispatch(keyset, x1, x2, p, compute_mode)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels._cdist_forward(x1, x2, p, compute_mode, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels._cdist_forward(x1, x2, p, compute_mode, result)
+    return result
+
+
+def _cdist_backward(keyset, grad, x1, x2, p, cdist):
+    grad_fn = None
+    if _tls.grad_enabled and (grad._rg or x1._rg or x2._rg or cdist._rg):
+        grad_fn = nodes.CdistBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad),
+            next_edge(x1),
+            next_edge(x2),
+            next_edge(cdist),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._cdist_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad, x1, x2, p, cdist)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._cdist_backward(grad, x1, x2, p, cdist, result)
+    return result
+
+
+def _euclidean_dist(keyset, x1, x2):
+    grad_fn = None
+    if _tls.grad_enabled and (x1._rg or x2._rg):
+        grad_fn = nodes.EuclideanDistBackward0()
+        grad_fn._next_edges = (
+            next_edge(x1),
+            next_edge(x2),
+        )
+        grad_fn.x1_ = SavedVariable(x1, False)
+        grad_fn.x2_ = SavedVariable(x2, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._euclidean_dist_op.kernels[keyset]
+    result = redispatch(keyset, x1, x2)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels._euclidean_dist(x1, x2, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels._euclidean_dist(x1, x2, result)
+    return result
+
+
 def _trilinear(keyset, i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
     grad_fn = None
     if _tls.grad_enabled and (i1._rg or i2._rg or i3._rg):
@@ -11110,6 +11181,50 @@ def linalg_cross_out(keyset, self, other, dim, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.linalg_cross_out_op.kernels[keyset]
     return redispatch(keyset, self, other, dim, out)
+
+
+def _cdist_forward_out(keyset, x1, x2, p, compute_mode, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "_cdist_forward",
+            x1,
+            x2,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._cdist_forward_out_op.kernels[keyset]
+    return redispatch(keyset, x1, x2, p, compute_mode, out)
+
+
+def _cdist_backward_out(keyset, grad, x1, x2, p, cdist, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "_cdist_backward",
+            grad,
+            x1,
+            x2,
+            cdist,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._cdist_backward_out_op.kernels[keyset]
+    return redispatch(keyset, grad, x1, x2, p, cdist, out)
+
+
+def _euclidean_dist_out(keyset, x1, x2, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "_euclidean_dist",
+            x1,
+            x2,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._euclidean_dist_out_op.kernels[keyset]
+    return redispatch(keyset, x1, x2, out)
 
 
 def cat_out(keyset, tensors, dim, out):

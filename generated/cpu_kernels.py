@@ -4395,6 +4395,66 @@ def linalg_cross_out(keyset, self, other, dim, out):
     return write_out(target, result)
 
 
+def _cdist_forward(keyset, x1, x2, p, compute_mode):
+    """CPU kernel of _cdist_forward"""
+    k.cdist_check(x1, x2) or k.cdist_impl_check(x1, x2, p, compute_mode)
+    x1 = x1._data
+    x2 = x2._data
+    result = k._cdist_forward(x1, x2, p, compute_mode)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _cdist_forward_out(keyset, x1, x2, p, compute_mode, out):
+    """CPU kernel of _cdist_forward.out"""
+    k.cdist_check(x1, x2) or k.cdist_impl_check(x1, x2, p, compute_mode)
+    target = out
+    x1 = x1._data
+    x2 = x2._data
+    result = k._cdist_forward(x1, x2, p, compute_mode)
+    return write_out(target, result)
+
+
+def _cdist_backward(keyset, grad, x1, x2, p, cdist):
+    """CPU kernel of _cdist_backward"""
+    grad = grad._data
+    x1 = x1._data
+    x2 = x2._data
+    cdist = cdist._data
+    result = k._cdist_backward(grad, x1, x2, p, cdist)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _cdist_backward_out(keyset, grad, x1, x2, p, cdist, out):
+    """CPU kernel of _cdist_backward.out"""
+    target = out
+    grad = grad._data
+    x1 = x1._data
+    x2 = x2._data
+    cdist = cdist._data
+    result = k._cdist_backward(grad, x1, x2, p, cdist)
+    return write_out(target, result)
+
+
+def _euclidean_dist(keyset, x1, x2):
+    """CPU kernel of _euclidean_dist"""
+    x1 = x1._data
+    x2 = x2._data
+    result = k._euclidean_dist(x1, x2)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _euclidean_dist_out(keyset, x1, x2, out):
+    """CPU kernel of _euclidean_dist.out"""
+    target = out
+    x1 = x1._data
+    x2 = x2._data
+    result = k._euclidean_dist(x1, x2)
+    return write_out(target, result)
+
+
 def _trilinear(keyset, i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
     """CPU kernel of _trilinear"""
     i1 = i1._data

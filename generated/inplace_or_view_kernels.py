@@ -1504,6 +1504,30 @@ def linalg_cross_out(keyset, self, other, dim, out):
     return result
 
 
+def _cdist_forward_out(keyset, x1, x2, p, compute_mode, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._cdist_forward_out_op.kernels[keyset]
+    result = redispatch(keyset, x1, x2, p, compute_mode, out)
+    bump_version(out)
+    return result
+
+
+def _cdist_backward_out(keyset, grad, x1, x2, p, cdist, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._cdist_backward_out_op.kernels[keyset]
+    result = redispatch(keyset, grad, x1, x2, p, cdist, out)
+    bump_version(out)
+    return result
+
+
+def _euclidean_dist_out(keyset, x1, x2, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._euclidean_dist_out_op.kernels[keyset]
+    result = redispatch(keyset, x1, x2, out)
+    bump_version(out)
+    return result
+
+
 def rsqrt_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.rsqrt__op.kernels[keyset]

@@ -4855,6 +4855,59 @@ def linalg_cross(self, other, dim, result):
     set_fw_grad(result, tangent)
 
 
+def _cdist_forward(x1, x2, p, compute_mode, result):
+    # forward_ad_not_implemented("_cdist_forward")
+    x1_t = fw_grad(x1)
+    x2_t = fw_grad(x2)
+    if x1_t is None and x2_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("_cdist_forward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _cdist_backward(grad, x1, x2, p, cdist, result):
+    # forward_ad_not_implemented("_cdist_backward")
+    grad_t = fw_grad(grad)
+    x1_t = fw_grad(x1)
+    x2_t = fw_grad(x2)
+    cdist_t = fw_grad(cdist)
+    if grad_t is None and x1_t is None and x2_t is None and cdist_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("_cdist_backward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _euclidean_dist(x1, x2, result):
+    # forward_ad_not_implemented("_euclidean_dist")
+    x1_t = fw_grad(x1)
+    x2_t = fw_grad(x2)
+    if x1_t is None and x2_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("_euclidean_dist")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim, result):
     # _trilinear(i1_t, i2_p, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_t, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_p, i3_t, expand1, expand2, expand3, sumdim, unroll_dim)
     i1_t = fw_grad(i1)

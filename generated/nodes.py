@@ -49,6 +49,7 @@ from opgrad.autograd.functions_manual import (
     erf_backward,
     erfc_backward,
     erfinv_backward,
+    euclidean_dist_backward,
     evenly_distribute_backward,
     exp2_backward,
     expm1_backward,
@@ -155,6 +156,7 @@ from opgrad.generated.python_surface import (
     _adaptive_avg_pool2d_backward,
     _adaptive_avg_pool3d,
     _adaptive_avg_pool3d_backward,
+    _cdist_backward,
     _ctc_loss_backward,
     _embedding_bag_backward,
     _embedding_bag_per_sample_weights_backward,
@@ -10075,6 +10077,219 @@ class LinalgCrossBackward0(Node):
     @property
     def _raw_saved_self(self):
         return raw_saved(self, "self_")
+
+
+class CdistBackward0(Node):
+    """Backward of ``_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor``."""
+
+    __slots__ = (
+        "p_",
+        "result_",
+        "x1_",
+        "x2_",
+    )
+    _releasable_slots = (
+        "result_",
+        "x1_",
+        "x2_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.p_ = None
+        self.result_ = None
+        self.x1_ = None
+        self.x2_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        p = self.p_
+        result = unpack_saved(self.result_, self)
+        x1 = self.x1_
+        if x1.__class__ not in TENSOR_CLASSES:
+            if x1 is not None:  # None: not saved, no formula that runs reads it
+                x1 = unpack_saved(x1, self)
+        elif x1._vc is not None:
+            x1 = unpack_saved(x1, self)
+        x2 = self.x2_
+        if x2.__class__ not in TENSOR_CLASSES:
+            if x2 is not None:  # None: not saved, no formula that runs reads it
+                x2 = unpack_saved(x2, self)
+        elif x2._vc is not None:
+            x2 = unpack_saved(x2, self)
+        # x1: _cdist_backward(grad.contiguous(), x1, x2, p, result)
+        grad_x1 = _cdist_backward(grad.contiguous(), x1, x2, p, result) if needs[0] else None
+        # x2: _cdist_backward(grad.transpose(-2, -1).contiguous(), x2, x1, p, result.transpose(-2, -1).contiguous())
+        grad_x2 = (
+            _cdist_backward(
+                grad.transpose(-2, -1).contiguous(),
+                x2,
+                x1,
+                p,
+                result.transpose(-2, -1).contiguous(),
+            )
+            if needs[1]
+            else None
+        )
+        return (
+            grad_x1,
+            grad_x2,
+        )
+
+    @property
+    def _saved_p(self):
+        return self.p_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_x1(self):
+        return unpack_saved(self.x1_, self)
+
+    @property
+    def _raw_saved_x1(self):
+        return raw_saved(self, "x1_")
+
+    @property
+    def _saved_x2(self):
+        return unpack_saved(self.x2_, self)
+
+    @property
+    def _raw_saved_x2(self):
+        return raw_saved(self, "x2_")
+
+
+class CdistBackwardBackward0(Node):
+    """Backward of ``_cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+                None,
+            )
+        # grad, x1, x2, cdist: not_implemented("_cdist_backward")
+        grad_grad, grad_x1, grad_x2, grad_cdist = (
+            not_implemented("_cdist_backward")
+            if needs[0] or needs[1] or needs[2] or needs[3]
+            else (
+                None,
+                None,
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad,
+            grad_x1,
+            grad_x2,
+            grad_cdist,
+        )
+
+
+class EuclideanDistBackward0(Node):
+    """Backward of ``_euclidean_dist(Tensor x1, Tensor x2) -> Tensor``."""
+
+    __slots__ = (
+        "result_",
+        "x1_",
+        "x2_",
+    )
+    _releasable_slots = (
+        "result_",
+        "x1_",
+        "x2_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+        self.x1_ = None
+        self.x2_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        result = unpack_saved(self.result_, self)
+        x1 = self.x1_
+        if x1.__class__ not in TENSOR_CLASSES:
+            if x1 is not None:  # None: not saved, no formula that runs reads it
+                x1 = unpack_saved(x1, self)
+        elif x1._vc is not None:
+            x1 = unpack_saved(x1, self)
+        x2 = self.x2_
+        if x2.__class__ not in TENSOR_CLASSES:
+            if x2 is not None:  # None: not saved, no formula that runs reads it
+                x2 = unpack_saved(x2, self)
+        elif x2._vc is not None:
+            x2 = unpack_saved(x2, self)
+        # x1, x2: euclidean_dist_backward(grad, x1, x2, result)
+        grad_x1, grad_x2 = (
+            euclidean_dist_backward(grad, x1, x2, result)
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_x1,
+            grad_x2,
+        )
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_x1(self):
+        return unpack_saved(self.x1_, self)
+
+    @property
+    def _raw_saved_x1(self):
+        return raw_saved(self, "x1_")
+
+    @property
+    def _saved_x2(self):
+        return unpack_saved(self.x2_, self)
+
+    @property
+    def _raw_saved_x2(self):
+        return raw_saved(self, "x2_")
 
 
 class TrilinearBackward0(Node):

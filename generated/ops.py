@@ -19849,6 +19849,294 @@ cross_out = cross_out_op._entry = _cross_out_entry(Site(cross_out_op))
 cross_out_op._make_entry = _cross_out_entry
 
 
+cdist_op = declare("aten::cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor")
+_cdist_kernels = cdist_op.kernels
+
+
+def _cdist_entry(_site):
+    def cdist(x1, x2, p=2, compute_mode=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cdist_op, x1, x2, p, compute_mode)
+            try:
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, cdist_op, 0)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, cdist_op, 1)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, cdist_op, 2)
+                if compute_mode is not None and compute_mode.__class__ is not int:
+                    compute_mode = int_arg(compute_mode, _site, cdist_op, 3)
+            except Overridden:
+                return handle_entry(_site, cdist_op, x1, x2, p, compute_mode)
+            keyset = (x1._keys | x2._keys | include) & _tls.keep
+            kernel = _cdist_kernels[keyset]
+            return kernel(keyset, x1, x2, p, compute_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cdist
+
+
+cdist = cdist_op._entry = _cdist_entry(Site(cdist_op))
+cdist_op._make_entry = _cdist_entry
+
+
+_cdist_forward_op = declare(
+    "aten::_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor"
+)
+__cdist_forward_kernels = _cdist_forward_op.kernels
+
+
+def __cdist_forward_entry(_site):
+    def _cdist_forward(x1, x2, p, compute_mode):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _cdist_forward_op, x1, x2, p, compute_mode)
+            try:
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, _cdist_forward_op, 0)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, _cdist_forward_op, 1)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, _cdist_forward_op, 2)
+                if compute_mode is not None and compute_mode.__class__ is not int:
+                    compute_mode = int_arg(compute_mode, _site, _cdist_forward_op, 3)
+            except Overridden:
+                return handle_entry(_site, _cdist_forward_op, x1, x2, p, compute_mode)
+            keyset = (x1._keys | x2._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (x1._keys & x2._keys) == PLAIN_KEYS:
+                result = plain_kernels._cdist_forward(x1, x2, p, compute_mode)
+                if result is not None:
+                    return result
+            kernel = __cdist_forward_kernels[keyset]
+            return kernel(keyset, x1, x2, p, compute_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _cdist_forward
+
+
+_cdist_forward = _cdist_forward_op._entry = __cdist_forward_entry(Site(_cdist_forward_op))
+_cdist_forward_op._make_entry = __cdist_forward_entry
+
+
+_cdist_forward_out_op = declare(
+    "aten::_cdist_forward.out(Tensor x1, Tensor x2, float p, int? compute_mode, *, Tensor(a!) out) -> Tensor(a!)"
+)
+__cdist_forward_out_kernels = _cdist_forward_out_op.kernels
+
+
+def __cdist_forward_out_entry(_site):
+    def _cdist_forward_out(x1, x2, p, compute_mode, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _cdist_forward_out_op, x1, x2, p, compute_mode, out)
+            try:
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, _cdist_forward_out_op, 0)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, _cdist_forward_out_op, 1)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, _cdist_forward_out_op, 2)
+                if compute_mode is not None and compute_mode.__class__ is not int:
+                    compute_mode = int_arg(compute_mode, _site, _cdist_forward_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, _cdist_forward_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, _cdist_forward_out_op, x1, x2, p, compute_mode, out)
+            keyset = (x1._keys | x2._keys | out._keys | include) & _tls.keep
+            kernel = __cdist_forward_out_kernels[keyset]
+            return kernel(keyset, x1, x2, p, compute_mode, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _cdist_forward_out
+
+
+_cdist_forward_out = _cdist_forward_out_op._entry = __cdist_forward_out_entry(
+    Site(_cdist_forward_out_op)
+)
+_cdist_forward_out_op._make_entry = __cdist_forward_out_entry
+
+
+_cdist_backward_op = declare(
+    "aten::_cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor"
+)
+__cdist_backward_kernels = _cdist_backward_op.kernels
+
+
+def __cdist_backward_entry(_site):
+    def _cdist_backward(grad, x1, x2, p, cdist):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _cdist_backward_op, grad, x1, x2, p, cdist)
+            try:
+                if grad.__class__ not in TENSOR_CLASSES:
+                    grad = tensor_arg(grad, _site, _cdist_backward_op, 0)
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, _cdist_backward_op, 1)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, _cdist_backward_op, 2)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, _cdist_backward_op, 3)
+                if cdist.__class__ not in TENSOR_CLASSES:
+                    cdist = tensor_arg(cdist, _site, _cdist_backward_op, 4)
+            except Overridden:
+                return handle_entry(_site, _cdist_backward_op, grad, x1, x2, p, cdist)
+            keyset = (grad._keys | x1._keys | x2._keys | cdist._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad._keys & x1._keys & x2._keys & cdist._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels._cdist_backward(grad, x1, x2, p, cdist)
+                if result is not None:
+                    return result
+            kernel = __cdist_backward_kernels[keyset]
+            return kernel(keyset, grad, x1, x2, p, cdist)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _cdist_backward
+
+
+_cdist_backward = _cdist_backward_op._entry = __cdist_backward_entry(Site(_cdist_backward_op))
+_cdist_backward_op._make_entry = __cdist_backward_entry
+
+
+_cdist_backward_out_op = declare(
+    "aten::_cdist_backward.out(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist, *, Tensor(a!) out) -> Tensor(a!)"
+)
+__cdist_backward_out_kernels = _cdist_backward_out_op.kernels
+
+
+def __cdist_backward_out_entry(_site):
+    def _cdist_backward_out(grad, x1, x2, p, cdist, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _cdist_backward_out_op, grad, x1, x2, p, cdist, out)
+            try:
+                if grad.__class__ not in TENSOR_CLASSES:
+                    grad = tensor_arg(grad, _site, _cdist_backward_out_op, 0)
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, _cdist_backward_out_op, 1)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, _cdist_backward_out_op, 2)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, _cdist_backward_out_op, 3)
+                if cdist.__class__ not in TENSOR_CLASSES:
+                    cdist = tensor_arg(cdist, _site, _cdist_backward_out_op, 4)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, _cdist_backward_out_op, 5)
+            except Overridden:
+                return handle_entry(_site, _cdist_backward_out_op, grad, x1, x2, p, cdist, out)
+            keyset = (
+                grad._keys | x1._keys | x2._keys | cdist._keys | out._keys | include
+            ) & _tls.keep
+            kernel = __cdist_backward_out_kernels[keyset]
+            return kernel(keyset, grad, x1, x2, p, cdist, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _cdist_backward_out
+
+
+_cdist_backward_out = _cdist_backward_out_op._entry = __cdist_backward_out_entry(
+    Site(_cdist_backward_out_op)
+)
+_cdist_backward_out_op._make_entry = __cdist_backward_out_entry
+
+
+_euclidean_dist_op = declare("aten::_euclidean_dist(Tensor x1, Tensor x2) -> Tensor")
+__euclidean_dist_kernels = _euclidean_dist_op.kernels
+
+
+def __euclidean_dist_entry(_site):
+    def _euclidean_dist(x1, x2):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _euclidean_dist_op, x1, x2)
+            try:
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, _euclidean_dist_op, 0)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, _euclidean_dist_op, 1)
+            except Overridden:
+                return handle_entry(_site, _euclidean_dist_op, x1, x2)
+            keyset = (x1._keys | x2._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (x1._keys & x2._keys) == PLAIN_KEYS:
+                result = plain_kernels._euclidean_dist(x1, x2)
+                if result is not None:
+                    return result
+            kernel = __euclidean_dist_kernels[keyset]
+            return kernel(keyset, x1, x2)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _euclidean_dist
+
+
+_euclidean_dist = _euclidean_dist_op._entry = __euclidean_dist_entry(Site(_euclidean_dist_op))
+_euclidean_dist_op._make_entry = __euclidean_dist_entry
+
+
+_euclidean_dist_out_op = declare(
+    "aten::_euclidean_dist.out(Tensor x1, Tensor x2, *, Tensor(a!) out) -> Tensor(a!)"
+)
+__euclidean_dist_out_kernels = _euclidean_dist_out_op.kernels
+
+
+def __euclidean_dist_out_entry(_site):
+    def _euclidean_dist_out(x1, x2, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _euclidean_dist_out_op, x1, x2, out)
+            try:
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, _euclidean_dist_out_op, 0)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, _euclidean_dist_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, _euclidean_dist_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, _euclidean_dist_out_op, x1, x2, out)
+            keyset = (x1._keys | x2._keys | out._keys | include) & _tls.keep
+            kernel = __euclidean_dist_out_kernels[keyset]
+            return kernel(keyset, x1, x2, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _euclidean_dist_out
+
+
+_euclidean_dist_out = _euclidean_dist_out_op._entry = __euclidean_dist_out_entry(
+    Site(_euclidean_dist_out_op)
+)
+_euclidean_dist_out_op._make_entry = __euclidean_dist_out_entry
+
+
 bilinear_op = declare(
     "aten::bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor"
 )

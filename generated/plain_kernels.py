@@ -6812,6 +6812,161 @@ def linalg_cross(self, other, dim):
     return out
 
 
+def _cdist_forward(x1, x2, p, compute_mode):
+    x1_data = x1._data
+    x2_data = x2._data
+    if not (x1_data.dtype in PLAIN_FLOATS and x2_data.dtype is x1_data.dtype):
+        return None
+    try:
+        k.cdist_check(x1, x2) or k.cdist_impl_check(x1, x2, p, compute_mode)
+        result = k._cdist_forward(x1_data, x2_data, p, compute_mode)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (x1._rg or x2._rg):
+        grad_fn = _new(nodes.CdistBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_x1 = x1._grad_fn
+        if edge_x1 is None:
+            edge_x1 = grad_accumulator(x1) if x1._rg else None
+        elif x1._output_nr:
+            edge_x1 = (edge_x1, x1._output_nr)
+        edge_x2 = x2._grad_fn
+        if edge_x2 is None:
+            edge_x2 = grad_accumulator(x2) if x2._rg else None
+        elif x2._output_nr:
+            edge_x2 = (edge_x2, x2._output_nr)
+        grad_fn._next_edges = (
+            edge_x1,
+            edge_x2,
+        )
+        grad_fn.p_ = p
+        grad_fn.x1_ = x1 if x1._vc is None and x1._grad_fn is None else SavedVariable(x1, False)
+        grad_fn.x2_ = x2 if x2._vc is None and x2._grad_fn is None else SavedVariable(x2, False)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
+def _cdist_backward(grad, x1, x2, p, cdist):
+    grad_data = grad._data
+    x1_data = x1._data
+    x2_data = x2._data
+    cdist_data = cdist._data
+    if not (
+        grad_data.dtype in PLAIN_FLOATS
+        and x1_data.dtype is grad_data.dtype
+        and x2_data.dtype is grad_data.dtype
+        and cdist_data.dtype is grad_data.dtype
+    ):
+        return None
+    try:
+        result = k._cdist_backward(grad_data, x1_data, x2_data, p, cdist_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad._rg or x1._rg or x2._rg or cdist._rg):
+        grad_fn = _new(nodes.CdistBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad = grad._grad_fn
+        if edge_grad is None:
+            edge_grad = grad_accumulator(grad) if grad._rg else None
+        elif grad._output_nr:
+            edge_grad = (edge_grad, grad._output_nr)
+        edge_x1 = x1._grad_fn
+        if edge_x1 is None:
+            edge_x1 = grad_accumulator(x1) if x1._rg else None
+        elif x1._output_nr:
+            edge_x1 = (edge_x1, x1._output_nr)
+        edge_x2 = x2._grad_fn
+        if edge_x2 is None:
+            edge_x2 = grad_accumulator(x2) if x2._rg else None
+        elif x2._output_nr:
+            edge_x2 = (edge_x2, x2._output_nr)
+        edge_cdist = cdist._grad_fn
+        if edge_cdist is None:
+            edge_cdist = grad_accumulator(cdist) if cdist._rg else None
+        elif cdist._output_nr:
+            edge_cdist = (edge_cdist, cdist._output_nr)
+        grad_fn._next_edges = (
+            edge_grad,
+            edge_x1,
+            edge_x2,
+            edge_cdist,
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _euclidean_dist(x1, x2):
+    x1_data = x1._data
+    x2_data = x2._data
+    if not (x1_data.dtype in PLAIN_FLOATS and x2_data.dtype is x1_data.dtype):
+        return None
+    try:
+        result = k._euclidean_dist(x1_data, x2_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (x1._rg or x2._rg):
+        grad_fn = _new(nodes.EuclideanDistBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_x1 = x1._grad_fn
+        if edge_x1 is None:
+            edge_x1 = grad_accumulator(x1) if x1._rg else None
+        elif x1._output_nr:
+            edge_x1 = (edge_x1, x1._output_nr)
+        edge_x2 = x2._grad_fn
+        if edge_x2 is None:
+            edge_x2 = grad_accumulator(x2) if x2._rg else None
+        elif x2._output_nr:
+            edge_x2 = (edge_x2, x2._output_nr)
+        grad_fn._next_edges = (
+            edge_x1,
+            edge_x2,
+        )
+        grad_fn.x1_ = x1 if x1._vc is None and x1._grad_fn is None else SavedVariable(x1, False)
+        grad_fn.x2_ = x2 if x2._vc is None and x2._grad_fn is None else SavedVariable(x2, False)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
 def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
     i1_data = i1._data
     i2_data = i2._data

@@ -576,6 +576,19 @@ FUNCTIONS = {
         ops.cross_op,
         ops.cross_out_op,
     ),
+    "cdist": (ops.cdist_op,),
+    "_cdist_forward": (
+        ops._cdist_forward_op,
+        ops._cdist_forward_out_op,
+    ),
+    "_cdist_backward": (
+        ops._cdist_backward_op,
+        ops._cdist_backward_out_op,
+    ),
+    "_euclidean_dist": (
+        ops._euclidean_dist_op,
+        ops._euclidean_dist_out_op,
+    ),
     "bilinear": (ops.bilinear_op,),
     "_trilinear": (ops._trilinear_op,),
     "addmm": (ops.addmm_op,),
@@ -1403,6 +1416,10 @@ matrix_power = function("matrix_power", FUNCTIONS["matrix_power"])
 linalg_matrix_power = function("linalg_matrix_power", FUNCTIONS["linalg_matrix_power"])
 linalg_cross = function("linalg_cross", FUNCTIONS["linalg_cross"])
 cross = function("cross", FUNCTIONS["cross"])
+cdist = function("cdist", FUNCTIONS["cdist"])
+_cdist_forward = function("_cdist_forward", FUNCTIONS["_cdist_forward"])
+_cdist_backward = function("_cdist_backward", FUNCTIONS["_cdist_backward"])
+_euclidean_dist = function("_euclidean_dist", FUNCTIONS["_euclidean_dist"])
 bilinear = function("bilinear", FUNCTIONS["bilinear"])
 _trilinear = function("_trilinear", FUNCTIONS["_trilinear"])
 addmm = function("addmm", FUNCTIONS["addmm"])

@@ -419,6 +419,10 @@ def _cross_out_composite(keyset, self, other, dim, out):
     return decompositions.cross_out(self, other, dim, out)
 
 
+def _cdist_composite(keyset, x1, x2, p, compute_mode):
+    return decompositions.cdist(x1, x2, p, compute_mode)
+
+
 def _bilinear_composite(keyset, input1, input2, weight, bias):
     return decompositions.bilinear(input1, input2, weight, bias)
 
@@ -1463,6 +1467,12 @@ def register_all():
     ops.vdot_out_op.register_kernel(CPU, cpu_kernels.vdot_out)
     ops.linalg_cross_op.register_kernel(CPU, cpu_kernels.linalg_cross)
     ops.linalg_cross_out_op.register_kernel(CPU, cpu_kernels.linalg_cross_out)
+    ops._cdist_forward_op.register_kernel(CPU, cpu_kernels._cdist_forward)
+    ops._cdist_forward_out_op.register_kernel(CPU, cpu_kernels._cdist_forward_out)
+    ops._cdist_backward_op.register_kernel(CPU, cpu_kernels._cdist_backward)
+    ops._cdist_backward_out_op.register_kernel(CPU, cpu_kernels._cdist_backward_out)
+    ops._euclidean_dist_op.register_kernel(CPU, cpu_kernels._euclidean_dist)
+    ops._euclidean_dist_out_op.register_kernel(CPU, cpu_kernels._euclidean_dist_out)
     ops._trilinear_op.register_kernel(CPU, cpu_kernels._trilinear)
     ops.addmm_op.register_kernel(CPU, cpu_kernels.addmm)
     ops.native_layer_norm_op.register_kernel(CPU, cpu_kernels.native_layer_norm)
@@ -2110,6 +2120,9 @@ def register_all():
     ops.addbmm__op.register_kernel(AUTOGRAD, autograd_kernels.addbmm_)
     ops.vdot_op.register_kernel(AUTOGRAD, autograd_kernels.vdot)
     ops.linalg_cross_op.register_kernel(AUTOGRAD, autograd_kernels.linalg_cross)
+    ops._cdist_forward_op.register_kernel(AUTOGRAD, autograd_kernels._cdist_forward)
+    ops._cdist_backward_op.register_kernel(AUTOGRAD, autograd_kernels._cdist_backward)
+    ops._euclidean_dist_op.register_kernel(AUTOGRAD, autograd_kernels._euclidean_dist)
     ops._trilinear_op.register_kernel(AUTOGRAD, autograd_kernels._trilinear)
     ops.addmm_op.register_kernel(AUTOGRAD, autograd_kernels.addmm)
     ops.native_layer_norm_op.register_kernel(AUTOGRAD, autograd_kernels.native_layer_norm)
@@ -2526,6 +2539,9 @@ def register_all():
     ops.addbmm_out_op.register_kernel(AUTOGRAD, autograd_kernels.addbmm_out)
     ops.vdot_out_op.register_kernel(AUTOGRAD, autograd_kernels.vdot_out)
     ops.linalg_cross_out_op.register_kernel(AUTOGRAD, autograd_kernels.linalg_cross_out)
+    ops._cdist_forward_out_op.register_kernel(AUTOGRAD, autograd_kernels._cdist_forward_out)
+    ops._cdist_backward_out_op.register_kernel(AUTOGRAD, autograd_kernels._cdist_backward_out)
+    ops._euclidean_dist_out_op.register_kernel(AUTOGRAD, autograd_kernels._euclidean_dist_out)
     ops.cat_out_op.register_kernel(AUTOGRAD, autograd_kernels.cat_out)
     ops.narrow_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.narrow_copy_out)
     ops.flip_out_op.register_kernel(AUTOGRAD, autograd_kernels.flip_out)
@@ -2913,6 +2929,15 @@ def register_all():
     ops.vdot_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.vdot_out)
     ops.linalg_cross_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.linalg_cross_out
+    )
+    ops._cdist_forward_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels._cdist_forward_out
+    )
+    ops._cdist_backward_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels._cdist_backward_out
+    )
+    ops._euclidean_dist_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels._euclidean_dist_out
     )
     ops.rsqrt__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.rsqrt_)
     ops.squeeze__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze_)
@@ -3335,6 +3360,8 @@ def register_all():
     ops.cross_op.register_kernel(AUTOGRAD | CPU, _cross_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.cross_out_op.register_kernel(AUTOGRAD | CPU, _cross_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.cdist_op.register_kernel(AUTOGRAD | CPU, _cdist_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.bilinear_op.register_kernel(AUTOGRAD | CPU, _bilinear_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -17,6 +17,7 @@ __all__ = [
     "broadcast_shapes",
     "broadcast_tensors",
     "cartesian_prod",
+    "cdist",
     "chain_matmul",
     "meshgrid",
     "tensordot",
@@ -200,3 +201,17 @@ def chain_matmul(*matrices, out=None):
     if out is None:
         return aten.chain_matmul(list(matrices))
     return aten.chain_matmul_out(list(matrices), out=out)
+
+
+_CDIST_MODES = {
+    "use_mm_for_euclid_dist_if_necessary": None,
+    "use_mm_for_euclid_dist": 1,
+    "donot_use_mm_for_euclid_dist": 2,
+}
+
+
+@overridable(builtin=False, qualname="cdist")
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    return aten.cdist(x1, x2, p, _CDIST_MODES[compute_mode])

@@ -12,6 +12,7 @@ from . import dtypes
 from .numpy_kernels import wrap_dim
 
 __all__ = [
+    "cdist",
     "chain_matmul",
     "chain_matmul_out",
     "cross",
@@ -506,3 +507,34 @@ def cross(self, other, dim):
 
 def cross_out(self, other, dim, out):
     return aten.linalg_cross_out(self, other, dim=_cross_dim(self, dim), out=out)
+
+
+# ---- cdist -------------------------------------------------------------------------------
+
+
+def cdist(x1, x2, p, compute_mode):
+    """PyTorch 2.13's cdist: p 2 with the matrix-product mode (compute_mode 1, or None with
+    more than 25 rows on a side) runs _euclidean_dist on the inputs expanded to their batch
+    and viewed as one (EuclideanDistBackward0 under a view), anything else
+    _cdist_forward (CdistBackward0)."""
+    from . import numpy_kernels as k
+
+    k.cdist_check(x1, x2)
+    if x1._data.size == 0 or x2._data.size == 0:
+        return aten._cdist_forward(x1, x2, p, compute_mode)
+    mode = 0 if compute_mode is None else compute_mode
+    r1, r2 = _shape(x1)[-2], _shape(x2)[-2]
+    if not (p == 2 and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25)))):
+        return aten._cdist_forward(x1, x2, p, compute_mode)
+    k.cdist_impl_check(x1, x2, p, compute_mode)
+    c = _shape(x1)[-1]
+    from .matmul_kernels import _batch_shape
+
+    batch = list(_batch_shape(x1._data, x2._data))
+    product = 1
+    for s in batch:
+        product *= s
+    t1 = aten.view(aten.expand(x1, batch + [r1, c]).contiguous(), [product, r1, c])
+    t2 = aten.view(aten.expand(x2, batch + [r2, c]).contiguous(), [product, r2, c])
+    dist = aten._euclidean_dist(x1, x2) if product == 1 else aten._euclidean_dist(t1, t2)
+    return aten.view(dist, batch + [r1, r2])

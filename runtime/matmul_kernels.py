@@ -16,6 +16,11 @@ from .kernel_support import opmath
 from .norm_kernels import _integral_scalar
 
 __all__ = [
+    "_cdist_backward",
+    "_cdist_forward",
+    "_euclidean_dist",
+    "cdist_check",
+    "cdist_impl_check",
     "addbmm",
     "addbmm_check",
     "addmv",
@@ -241,3 +246,116 @@ def linalg_cross(self, other, dim):
     with np.errstate(over="ignore", invalid="ignore"):
         parts = (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0)
     return np.stack(parts, axis=d).astype(self.dtype, copy=False)
+
+
+# ---- cdist: _cdist_forward, _cdist_backward, _euclidean_dist -------------------------------
+
+
+def cdist_check(x1, x2) -> None:
+    """The checks torch's cdist and _cdist_forward make first."""
+    a, b = x1._data, x2._data
+    if a.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {a.ndim}D")
+    if b.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {b.ndim}D")
+    if a.shape[-1] != b.shape[-1]:
+        raise RuntimeError(
+            f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} X2: "
+            f"{b.shape[-1]}"
+        )
+
+
+def cdist_impl_check(x1, x2, p, compute_mode) -> None:
+    """cdist_impl's refusals: floating inputs, p >= 0, a known compute mode."""
+    for name, t in (("X1", x1), ("X2", x2)):
+        if t._data.dtype.kind != "f" and t._data.dtype.kind != "V":
+            raise RuntimeError(
+                f"cdist only supports floating-point dtypes, {name} got: {_name(t._data.dtype)}"
+            )
+    if not p >= 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    mode = 0 if compute_mode is None else compute_mode
+    if not 0 <= mode <= 2:
+        raise RuntimeError(f"possible modes: 0, 1, 2, but was: {mode}")
+
+
+def _batch_shape(x1: np.ndarray, x2: np.ndarray) -> tuple:
+    try:
+        return np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    except ValueError:
+        from .numpy_kernels import broadcast_error  # imported here: it imports this module
+
+        raise RuntimeError(broadcast_error(x1.shape[:-2], x2.shape[:-2])) from None
+
+
+def _cdist_p(diff: np.ndarray, p: float) -> np.ndarray:
+    """The p-norm over the last axis of ``diff`` as PyTorch's kernel: a count of non-zero
+    differences for p 0, the largest one for inf, sqrt(sum d^2) for 2, sum |d| for 1."""
+    ad = np.abs(diff)
+    if p == 0:
+        return (ad != 0).sum(-1).astype(diff.dtype)
+    if p == 1:
+        return ad.sum(-1)
+    if p == 2:
+        return np.sqrt((ad * ad).sum(-1))
+    if p == np.inf:
+        return ad.max(-1, initial=0)
+    return (ad**p).sum(-1) ** (1.0 / p)
+
+
+def _cdist_forward(x1, x2, p, compute_mode):
+    batch = _batch_shape(x1, x2)
+    r1, r2, c = x1.shape[-2], x2.shape[-2], x1.shape[-1]
+    shape = batch + (r1, r2)
+    dtype = x1.dtype
+    if r1 == 0 or r2 == 0 or 0 in batch or c == 0:
+        return np.zeros(shape, dtype)
+    a = np.broadcast_to(x1, batch + (r1, c)).astype(opmath(x1).dtype)
+    b = np.broadcast_to(x2, batch + (r2, c)).astype(a.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        result = _cdist_p(a[..., :, None, :] - b[..., None, :, :], p)
+    return result.astype(dtype, copy=False)
+
+
+def _cdist_backward(grad, x1, x2, p, cdist):
+    """d cdist / d x1 for x1 broadcast to the batch (the engine sums the broadcast away)."""
+    batch = _batch_shape(x1, x2)
+    r1, r2, c = x1.shape[-2], x2.shape[-2], x1.shape[-1]
+    if r1 == 0 or r2 == 0 or c == 0 or 0 in batch:
+        return np.zeros(x1.shape, x1.dtype)
+    a = np.broadcast_to(x1, batch + (r1, c))
+    b = np.broadcast_to(x2, batch + (r2, c))
+    diff = a[..., :, None, :] - b[..., None, :, :]
+    g = grad.reshape(batch + (r1, r2))[..., None]
+    dist = cdist.reshape(batch + (r1, r2))[..., None]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if p == 0:
+            term = np.zeros_like(diff)
+        elif p == 1:
+            term = np.sign(diff) * g
+        elif p == 2:
+            term = np.where(dist == 0, 0, diff * g / dist)
+        elif p == np.inf:
+            term = np.sign(diff) * (np.abs(diff) == dist) * g
+        elif p < 2:
+            term = np.where(
+                (dist == 0) | (diff == 0),
+                0,
+                np.sign(diff) * np.abs(diff) ** (p - 1) * g / dist ** (p - 1),
+            )
+        else:
+            term = np.where(dist == 0, 0, diff * np.abs(diff) ** (p - 2) * g / dist ** (p - 1))
+    return term.sum(-2).astype(x1.dtype, copy=False)
+
+
+def _euclidean_dist(x1, x2):
+    """PyTorch's euclidean distance by one matrix product: [-2 x1, |x1|^2, 1] against
+    [x2, 1, |x2|^2], clamped at 1e-30 before the square root."""
+    wide = opmath(x1).dtype
+    a, b = x1.astype(wide), x2.astype(wide)
+    a_norm = (a * a).sum(-1, keepdims=True)
+    b_norm = (b * b).sum(-1, keepdims=True)
+    left = np.concatenate([a * -2, a_norm, np.ones_like(a_norm)], axis=-1)
+    right = np.concatenate([b, np.ones_like(b_norm), b_norm], axis=-1)
+    product = np.matmul(left, np.swapaxes(right, -1, -2))
+    return np.sqrt(np.maximum(product, 1e-30)).astype(x1.dtype, copy=False)

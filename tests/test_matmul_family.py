@@ -102,10 +102,46 @@ GRAPHS = {
     "linalg_cross_dim": ([(3, 2), (3, 2)], lambda F, lib, a, b: lib.linalg.cross(a, b, dim=0)),
 }
 
+# cdist: p 2 by a matrix product (compute_mode, or more than 25 rows) is _euclidean_dist under
+# a view, with a batch expanded (and cloned where the expansion broadcasts); every other p or
+# mode is _cdist_forward, whose backward torch leaves without a derivative and forward mode
+CDIST = {
+    "cdist_p2_small": ([(3, 4), (5, 4)], lambda F, lib, a, b: lib.cdist(a, b)),
+    "cdist_p1": ([(3, 4), (5, 4)], lambda F, lib, a, b: lib.cdist(a, b, p=1.0)),
+    "cdist_p3": ([(3, 4), (5, 4)], lambda F, lib, a, b: lib.cdist(a, b, p=3.0)),
+    "cdist_p_half": ([(3, 4), (5, 4)], lambda F, lib, a, b: lib.cdist(a, b, p=0.5)),
+    "cdist_p_inf": ([(3, 4), (5, 4)], lambda F, lib, a, b: lib.cdist(a, b, p=float("inf"))),
+    "cdist_p0": ([(3, 4), (5, 4)], lambda F, lib, a, b: lib.cdist(a, b, p=0.0)),
+    "cdist_batch": ([(2, 3, 4), (2, 5, 4)], lambda F, lib, a, b: lib.cdist(a, b, p=1.5)),
+    "cdist_broadcast": ([(2, 1, 3, 4), (3, 5, 4)], lambda F, lib, a, b: lib.cdist(a, b)),
+    "cdist_no_mm_large": (
+        [(30, 4), (26, 4)],
+        lambda F, lib, a, b: lib.cdist(a, b, compute_mode="donot_use_mm_for_euclid_dist"),
+    ),
+    "cdist_empty": ([(0, 4), (5, 4)], lambda F, lib, a, b: lib.cdist(a, b)),
+}
+EUCLID = {
+    "euclid_large": ([(30, 4), (5, 4)], lambda F, lib, a, b: lib.cdist(a, b)),
+    "euclid_mode": (
+        [(3, 4), (5, 4)],
+        lambda F, lib, a, b: lib.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
+    ),
+    "euclid_batch": (
+        [(2, 3, 4), (5, 4)],
+        lambda F, lib, a, b: lib.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
+    ),
+    "euclid_broadcast": (
+        [(2, 1, 3, 4), (3, 5, 4)],
+        lambda F, lib, a, b: lib.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
+    ),
+}
+#: graphs without a forward-mode formula in torch (the euclidean distance)
+BACKWARD_GRAPHS = {**GRAPHS, **EUCLID}
 
-@pytest.mark.parametrize("name", sorted(GRAPHS))
+
+@pytest.mark.parametrize("name", sorted(BACKWARD_GRAPHS))
 def test_graph_matches_torch(torch, name):
-    specs, fn = GRAPHS[name]
+    specs, fn = BACKWARD_GRAPHS[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert_same_graph(torch, fn, specs, (name,))
@@ -119,8 +155,8 @@ def test_forward_mode_matches_torch(torch, name):
         assert_same_tangent(torch, fn, specs, (name,))
 
 
-def _logged(lib, name):
-    specs, fn = GRAPHS[name]
+def _logged(lib, name, table=None):
+    specs, fn = (table or GRAPHS)[name]
     rng = np.random.default_rng(0)
     shapes = [s[0] if s and isinstance(s[-1], bool) else s for s in specs]
     inputs = [lib.tensor(rng.standard_normal(s)).requires_grad_() for s in shapes]
@@ -131,9 +167,46 @@ def _logged(lib, name):
     return log, grad_fn_chain(box[0].grad_fn)
 
 
-@pytest.mark.parametrize("name", sorted(GRAPHS))
+@pytest.mark.parametrize("name", sorted(BACKWARD_GRAPHS))
 def test_aten_calls_and_grad_fn_chain_match_torch(torch, name):
-    assert _logged(og, name) == _logged(torch, name)
+    assert _logged(og, name, BACKWARD_GRAPHS) == _logged(torch, name, BACKWARD_GRAPHS)
+
+
+@pytest.mark.parametrize("name", sorted(CDIST))
+def test_cdist_graph_matches_torch(torch, name):
+    specs, fn = CDIST[name]
+    assert_same_graph(torch, fn, specs, (name,), second=False)
+    assert _logged(og, name, CDIST) == _logged(torch, name, CDIST)
+
+
+@pytest.mark.parametrize("name", ["cdist_p1", "cdist_p3", "cdist_p2_small"])
+def test_cdist_second_derivative_and_forward_mode_are_refused_as_torch(torch, name):
+    specs, fn = CDIST[name]
+
+    def second(lib):
+        a = lib.tensor(np.ones((3, 4)), requires_grad=True)
+        y = fn(None, lib, a, lib.zeros(5, 4, dtype=lib.float64))
+        (g,) = lib.autograd.grad(y.sum(), a, create_graph=True)
+        return type(g.grad_fn).__name__, lib.autograd.grad(g.sum(), a)
+
+    def forward(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            a = fw.make_dual(lib.ones(3, 4, dtype=lib.float64), lib.ones(3, 4, dtype=lib.float64))
+            return fn(None, lib, a, lib.zeros(5, 4, dtype=lib.float64))
+
+    assert_same_error(torch, second, NotImplementedError, "the derivative for '_cdist_backward'")
+    assert_same_error(torch, forward, NotImplementedError, "forward AD with _cdist_forward")
+
+
+def test_euclidean_dist_forward_mode_is_refused_as_torch(torch):
+    def forward(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            a = fw.make_dual(lib.ones(30, 4, dtype=lib.float64), lib.ones(30, 4, dtype=lib.float64))
+            return lib.cdist(a, lib.zeros(5, 4, dtype=lib.float64))
+
+    assert_same_error(torch, forward, NotImplementedError, "forward AD with _euclidean_dist")
 
 
 def test_tensordot_noncontiguous_side_clones_as_torch(torch):
@@ -554,6 +627,70 @@ def test_refusals_match_torch(torch, name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert_same_error(torch, fn, exc, phrase)
+
+
+CDIST_ERRORS = {
+    "x1_1d": (
+        lambda lib: lib.cdist(_o(lib, 3), _o(lib, 2, 3)),
+        "cdist only supports at least 2D tensors, X1 got: 1D",
+    ),
+    "x2_1d": (
+        lambda lib: lib.cdist(_o(lib, 2, 3), _o(lib, 3)),
+        "cdist only supports at least 2D tensors, X2 got: 1D",
+    ),
+    "columns": (
+        lambda lib: lib.cdist(_o(lib, 2, 3), _o(lib, 2, 4)),
+        "X1 and X2 must have the same number of columns. X1: 3 X2: 4",
+    ),
+    "long": (
+        lambda lib: lib.cdist(_o(lib, 2, 3, dtype="int64"), _o(lib, 2, 3)),
+        "cdist only supports floating-point dtypes, X1 got: Long",
+    ),
+    "long_x2_euclid": (
+        lambda lib: lib.cdist(_o(lib, 30, 3), _o(lib, 2, 3, dtype="int64")),
+        "cdist only supports floating-point dtypes, X2 got: Long",
+    ),
+    "negative_p": (
+        lambda lib: lib.cdist(_o(lib, 2, 3), _o(lib, 2, 3), p=-1.0),
+        "cdist only supports non-negative p values",
+    ),
+    "batch": (
+        lambda lib: lib.cdist(_o(lib, 2, 2, 3), _o(lib, 3, 2, 3)),
+        "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CDIST_ERRORS))
+def test_cdist_refusals_match_torch(torch, name):
+    fn, phrase = CDIST_ERRORS[name]
+    assert_same_error(torch, fn, RuntimeError, phrase)
+
+
+def test_cdist_unknown_compute_mode_is_a_value_error(torch):
+    assert_same_error(
+        torch,
+        lambda lib: lib.cdist(_o(lib, 2, 3), _o(lib, 2, 3), compute_mode="fast"),
+        ValueError,
+        "fast is not a valid value for compute_mode",
+    )
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, float("inf")])
+@pytest.mark.parametrize("rows", [3, 30])
+def test_cdist_values_match_torch(torch, dtype, p, rows):
+    data = np.random.default_rng(4).standard_normal((2, rows, 5))
+    data[0, 1] = data[1, 0]  # a zero distance
+
+    def fn(lib, tensor):
+        x = tensor(data).to(getattr(lib, dtype))
+        return lib.cdist(x[0], x[1], p=p)
+
+    got = result_scenario(fn)(og)
+    expected = result_scenario(fn)(torch)
+    assert got[0] == expected[0] and got[2:] == expected[2:]
+    np.testing.assert_allclose(got[1], expected[1], rtol=1e-5, atol=1e-5)
 
 
 def test_negative_matrix_power_is_not_yet_built():

@@ -660,7 +660,9 @@ TESTED_ELSEWHERE.update(
             "tensordot.default tensordot.out chain_matmul.default chain_matmul.out "
             "linalg_multi_dot.default linalg_multi_dot.out matrix_power.default matrix_power.out "
             "linalg_matrix_power.default linalg_matrix_power.out linalg_cross.default "
-            "linalg_cross.out cross.default cross.out"
+            "linalg_cross.out cross.default cross.out cdist.default _cdist_forward.default "
+            "_cdist_forward.out _cdist_backward.default _cdist_backward.out "
+            "_euclidean_dist.default _euclidean_dist.out"
         ).split()
     }
 )

@@ -707,3 +707,5 @@ from .norm_reduction_manual import *  # noqa: E402,F401,F403
 from .svd_manual import *  # noqa: E402,F401,F403
 # The unary math ops' formula helpers (issue 15; its __all__).
 from .unary_math_manual import *  # noqa: E402,F401,F403
+# The matmul family's formula helpers (issue 15; its __all__).
+from .matmul_manual import *  # noqa: E402,F401,F403
