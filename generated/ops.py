@@ -20137,6 +20137,37 @@ _euclidean_dist_out = _euclidean_dist_out_op._entry = __euclidean_dist_out_entry
 _euclidean_dist_out_op._make_entry = __euclidean_dist_out_entry
 
 
+einsum_op = declare("aten::einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor")
+_einsum_kernels = einsum_op.kernels
+
+
+def _einsum_entry(_site):
+    def einsum(equation, tensors, *, path=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, einsum_op, equation, tensors, path)
+            try:
+                tensors = tensor_list(tensors, 1)
+                if path is not None and path.__class__ is not tuple:
+                    path = int_list(path, 1, _site, einsum_op, 2)
+            except Overridden:
+                return handle_entry(_site, einsum_op, equation, tensors, path)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _einsum_kernels[keyset]
+            return kernel(keyset, equation, tensors, path)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return einsum
+
+
+einsum = einsum_op._entry = _einsum_entry(Site(einsum_op))
+einsum_op._make_entry = _einsum_entry
+
+
 bilinear_op = declare(
     "aten::bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor"
 )

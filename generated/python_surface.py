@@ -589,6 +589,7 @@ FUNCTIONS = {
         ops._euclidean_dist_op,
         ops._euclidean_dist_out_op,
     ),
+    "einsum": (ops.einsum_op,),
     "bilinear": (ops.bilinear_op,),
     "_trilinear": (ops._trilinear_op,),
     "addmm": (ops.addmm_op,),
@@ -1420,6 +1421,7 @@ cdist = function("cdist", FUNCTIONS["cdist"])
 _cdist_forward = function("_cdist_forward", FUNCTIONS["_cdist_forward"])
 _cdist_backward = function("_cdist_backward", FUNCTIONS["_cdist_backward"])
 _euclidean_dist = function("_euclidean_dist", FUNCTIONS["_euclidean_dist"])
+einsum = function("einsum", FUNCTIONS["einsum"])
 bilinear = function("bilinear", FUNCTIONS["bilinear"])
 _trilinear = function("_trilinear", FUNCTIONS["_trilinear"])
 addmm = function("addmm", FUNCTIONS["addmm"])

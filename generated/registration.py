@@ -423,6 +423,10 @@ def _cdist_composite(keyset, x1, x2, p, compute_mode):
     return decompositions.cdist(x1, x2, p, compute_mode)
 
 
+def _einsum_composite(keyset, equation, tensors, path):
+    return decompositions.einsum(equation, tensors, path)
+
+
 def _bilinear_composite(keyset, input1, input2, weight, bias):
     return decompositions.bilinear(input1, input2, weight, bias)
 
@@ -3362,6 +3366,8 @@ def register_all():
     ops.cross_out_op.register_kernel(AUTOGRAD | CPU, _cross_out_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.cdist_op.register_kernel(AUTOGRAD | CPU, _cdist_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.einsum_op.register_kernel(AUTOGRAD | CPU, _einsum_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.bilinear_op.register_kernel(AUTOGRAD | CPU, _bilinear_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

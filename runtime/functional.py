@@ -19,6 +19,7 @@ __all__ = [
     "cartesian_prod",
     "cdist",
     "chain_matmul",
+    "einsum",
     "meshgrid",
     "tensordot",
     "unique",
@@ -215,3 +216,39 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     return aten.cdist(x1, x2, p, _CDIST_MODES[compute_mode])
+
+
+def _einsum_subscript(n) -> str:
+    if n is Ellipsis:
+        return "..."
+    if 0 <= n < 26:
+        return chr(ord("A") + n)
+    if 26 <= n < 52:
+        return chr(ord("a") + n - 26)
+    raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+
+
+@overridable(builtin=False, qualname="einsum")
+def einsum(*args):
+    """torch.einsum: an equation and operands (or one list of them), or the sublist format
+    (operand, subscripts, ..., [output subscripts]). opt_einsum is not used: the operands
+    contract left to right, as torch without it."""
+    from .tensor import Tensor
+
+    if len(args) < 2:
+        raise ValueError(
+            "einsum(): must specify the equation string and at least one operand, "
+            "or at least one operand and its subscripts list"
+        )
+    if isinstance(args[0], Tensor):
+        equation = ",".join("".join(_einsum_subscript(s) for s in sub) for sub in args[1::2])
+        if len(args) % 2 == 1:
+            equation += "->" + "".join(_einsum_subscript(s) for s in args[-1])
+            operands = args[:-1:2]
+        else:
+            operands = args[::2]
+    else:
+        equation, operands = args[0], args[1:]
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        return einsum(equation, *operands[0])
+    return aten.einsum(equation, list(operands))

@@ -17,6 +17,7 @@ __all__ = [
     "chain_matmul_out",
     "cross",
     "cross_out",
+    "einsum",
     "ger",
     "ger_out",
     "inner",
@@ -538,3 +539,324 @@ def cdist(x1, x2, p, compute_mode):
     t2 = aten.view(aten.expand(x2, batch + [r2, c]).contiguous(), [product, r2, c])
     dist = aten._euclidean_dist(x1, x2) if product == 1 else aten._euclidean_dist(t1, t2)
     return aten.view(dist, batch + [r1, r2])
+
+
+# ---- einsum ------------------------------------------------------------------------------
+
+_LETTERS = 26
+_TOTAL_LABELS = 2 * _LETTERS
+_ELLIPSIS = _TOTAL_LABELS
+
+
+def _subscript(label: str) -> int:
+    return ord(label) - ord("A") if label.isupper() else ord(label) - ord("a") + _LETTERS
+
+
+def _label(s: int) -> str:
+    return chr(s + ord("A")) if s < _LETTERS else chr(s - _LETTERS + ord("a"))
+
+
+def _is_label(ch: str) -> bool:
+    return ch.isascii() and ch.isalpha()
+
+
+def _sumproduct_pair(left, right, sum_dims):
+    """``(left * right).sum(sum_dims, keepdim=True)`` by permutes, reshapes and one bmm, as
+    PyTorch's sumproduct_pair (dims in both sides and the output are the batch)."""
+    if not sum_dims:
+        return aten.mul_Tensor(left, right)
+    ndim = _dims(left)
+    summed = set(sum_dims)
+    lro, lo, ro = [], [], []
+    lro_size = lo_size = ro_size = sum_size = 1
+    for i in range(ndim):
+        sl, sr = _shape(left)[i] != 1, _shape(right)[i] != 1
+        if i in summed:
+            if sl and sr:
+                if _shape(left)[i] != _shape(right)[i]:
+                    raise RuntimeError("non-broadcast dimensions must match")
+                sum_size *= _shape(left)[i]
+            elif sl:
+                left = aten.sum_dim_IntList(left, [i], True)
+            elif sr:
+                right = aten.sum_dim_IntList(right, [i], True)
+        elif sl and sr:
+            if _shape(left)[i] != _shape(right)[i]:
+                raise RuntimeError("non-broadcast dimensions must match")
+            lro.append(i)
+            lro_size *= _shape(left)[i]
+        elif sl:
+            lo.append(i)
+            lo_size *= _shape(left)[i]
+        else:
+            ro.append(i)
+            ro_size *= _shape(right)[i]
+    if lo and ro and ro[-1] < lo[0]:  # bmm's result is then already in the output's order
+        left, right = right, left
+        lo, ro = ro, lo
+        lo_size, ro_size = ro_size, lo_size
+    out_size = (
+        [_shape(left)[d] for d in lro]
+        + [_shape(left)[d] for d in lo]
+        + [1] * len(sum_dims)
+        + [_shape(right)[d] for d in ro]
+    )
+    lperm = lro + lo + list(sum_dims) + ro
+    rperm = lro + list(sum_dims) + ro + lo
+    operm = [-1] * len(out_size)
+    for i, d in enumerate(lro + lo + list(sum_dims) + ro):
+        operm[d] = i
+    left = aten.reshape(aten.permute(left, lperm), (lro_size, lo_size, sum_size))
+    right = aten.reshape(aten.permute(right, rperm), (lro_size, sum_size, ro_size))
+    result = aten.bmm(left, right)
+    return aten.permute(aten.view(result, out_size), operm)
+
+
+def _einsum_labels(equation: str, num_ops: int):
+    arrow = equation.find("->")
+    lhs = equation if arrow < 0 else equation[:arrow]
+    op_labels = [[] for _ in range(num_ops)]
+    ell_in_input = False
+    curr = 0
+    i = 0
+    while i < len(lhs):
+        ch = lhs[i]
+        if ch == " ":
+            pass
+        elif ch == ".":
+            if ell_in_input:
+                raise RuntimeError(
+                    f"einsum(): found '.' for operand {curr} for which an ellipsis was already "
+                    "found"
+                )
+            if not (i + 2 < len(lhs) and lhs[i + 1] == "." and lhs[i + 2] == "."):
+                raise RuntimeError(
+                    f"einsum(): found '.' for operand {curr} that is not part of any ellipsis"
+                )
+            i += 2
+            op_labels[curr].append(_ELLIPSIS)
+            ell_in_input = True
+        elif ch == ",":
+            curr += 1
+            if curr >= num_ops:
+                raise RuntimeError(
+                    "einsum(): fewer operands were provided than specified in the equation"
+                )
+            ell_in_input = False
+        else:
+            if not _is_label(ch):
+                raise RuntimeError(
+                    f"einsum(): invalid subscript given at index {i} in the equation string, "
+                    "subscripts must be in [a-zA-Z]"
+                )
+            op_labels[curr].append(_subscript(ch))
+        i += 1
+    if curr != num_ops - 1:
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    return arrow, lhs, op_labels
+
+
+def einsum(equation, tensors, path):
+    """PyTorch 2.13's einsum without opt_einsum: operands aligned (diagonals of repeated
+    labels, unsqueezes for missing ones, one permute each), then contracted left to right
+    (or along ``path``) by sumproduct pairs, contraction dims summed as soon as no other
+    operand has them."""
+    operands = list(tensors)
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    num_ops = len(operands)
+    if path is not None:
+        path_size = 1 if num_ops == 1 else (num_ops - 1) * 2
+        if len(path) != path_size:
+            raise RuntimeError(
+                "einsum(): expected contraction path given in path parameter to have size "
+                f"{path_size} but got {len(path)}"
+            )
+    arrow, lhs, op_labels = _einsum_labels(equation, num_ops)
+    label_count = [0] * _TOTAL_LABELS
+    ell_num_dim = 0
+    for i, operand in enumerate(operands):
+        labels = op_labels[i]
+        ndims = _dims(operand)
+        nlabels = len(labels)
+        has_ellipsis = False
+        for s in labels:
+            if s == _ELLIPSIS:
+                nlabels -= 1
+                has_ellipsis = True
+                ell_num_dim = max(ell_num_dim, ndims - nlabels)
+            else:
+                label_count[s] += 1
+        if (nlabels > ndims) if has_ellipsis else (nlabels != ndims):
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({nlabels}) "
+                + (
+                    "is more than the number of dimensions ("
+                    if has_ellipsis
+                    else "does not match the number of dimensions ("
+                )
+                + f"{ndims}) for operand {i}"
+                + ("" if has_ellipsis else " and no ellipsis was given")
+            )
+    label_perm_index = [-1] * _TOTAL_LABELS
+    perm_index = 0
+    ell_index = 0
+    ell_in_output = False
+    if arrow < 0:
+        perm_index = ell_num_dim
+        ell_in_output = True
+        for s in range(_TOTAL_LABELS):
+            if label_count[s] == 1:
+                label_perm_index[s] = perm_index
+                perm_index += 1
+    else:
+        rhs = equation[arrow + 2 :]
+        i = 0
+        while i < len(rhs):
+            ch = rhs[i]
+            if ch == " ":
+                pass
+            elif ch == ".":
+                if ell_in_output:
+                    raise RuntimeError(
+                        "einsum(): found '.' for output but an ellipsis (...) was already found"
+                    )
+                if not (i + 2 < len(rhs) and rhs[i + 1] == "." and rhs[i + 2] == "."):
+                    raise RuntimeError(
+                        "einsum(): found '.' for output that is not part of any ellipsis (...)"
+                    )
+                i += 2
+                ell_index = perm_index
+                perm_index += ell_num_dim
+                ell_in_output = True
+            else:
+                if not _is_label(ch):
+                    raise RuntimeError(
+                        f"einsum(): invalid subscript given at index {len(lhs) + 2 + i} in the "
+                        "equation string, subscripts must be in [a-zA-Z]"
+                    )
+                s = _subscript(ch)
+                if not (label_count[s] > 0 and label_perm_index[s] == -1):
+                    raise RuntimeError(
+                        f"einsum(): output subscript {ch}"
+                        + (
+                            " appears more than once in the output"
+                            if label_perm_index[s] > -1
+                            else " does not appear in the equation for any input operand"
+                        )
+                    )
+                label_perm_index[s] = perm_index
+                perm_index += 1
+            i += 1
+    out_num_dim = perm_index
+    if not ell_in_output:
+        ell_index = perm_index
+        perm_index += ell_num_dim
+    for s in range(_TOTAL_LABELS):
+        if label_count[s] > 0 and label_perm_index[s] == -1:
+            label_perm_index[s] = perm_index
+            perm_index += 1
+
+    label_size = [1] * _TOTAL_LABELS
+    ell_sizes = [1] * ell_num_dim
+    dim_counts = [0] * perm_index
+    ops = []
+    for i, op in enumerate(operands):
+        permutation = [-1] * perm_index
+        dim = 0
+        for s in op_labels[i]:
+            if s == _ELLIPSIS:
+                ndim = _dims(operands[i]) - (len(op_labels[i]) - 1)
+                for j in range(ell_num_dim - ndim, ell_num_dim):
+                    size = _shape(op)[dim]
+                    if size != 1:
+                        if not (ell_sizes[j] == 1 or ell_sizes[j] == size):
+                            raise RuntimeError(
+                                f"einsum(): dimension {dim} covered by ellipsis in operand {i}"
+                                f"has size {size} which does not broadcast with previously seen "
+                                f"ellipsis with size {ell_sizes[j]} for the respective dimension"
+                            )
+                        ell_sizes[j] = size
+                        dim_counts[ell_index + j] += 1
+                    permutation[ell_index + j] = dim
+                    dim += 1
+            elif permutation[label_perm_index[s]] == -1:
+                size = _shape(op)[dim]
+                if size != 1:
+                    if not (label_size[s] == 1 or label_size[s] == size):
+                        raise RuntimeError(
+                            f"einsum(): subscript {_label(s)} has size {size} for operand {i} "
+                            f"which does not broadcast with previously seen size {label_size[s]}"
+                        )
+                    label_size[s] = size
+                    dim_counts[label_perm_index[s]] += 1
+                permutation[label_perm_index[s]] = dim
+                dim += 1
+            else:
+                prev = permutation[label_perm_index[s]]
+                if _shape(op)[dim] != _shape(op)[prev]:
+                    raise RuntimeError(
+                        f"einsum(): subscript {_label(s)} is repeated for operand {i} but the "
+                        f"sizes don't match, {_shape(op)[dim]} != {_shape(op)[prev]}"
+                    )
+                op = aten.movedim_int(aten.diagonal(op, 0, prev, dim), -1, prev)
+        for k, val in enumerate(permutation):
+            if val == -1:
+                op = aten.unsqueeze(op, dim)
+                permutation[k] = dim
+                dim += 1
+        ops.append(aten.permute(op, permutation))
+
+    steps = list(path) if path is not None else []
+    while len(ops) > 1:
+        i, j = 0, 1
+        if path is not None:
+            i, j = steps.pop(0), steps.pop(0)
+            if j < i:
+                i, j = j, i
+            if not (i != j and i >= 0 and j < len(ops)):
+                raise RuntimeError(
+                    f"einsum(): invalid contraction ({i}, {j}"
+                    + (
+                        ") cannot contract an operand with itself"
+                        if i == j
+                        else ") operand index is out of bounds"
+                    )
+                )
+        a, b = ops[i], ops[j]
+        del ops[j]
+        del ops[i]
+        sum_dims, a_sum, b_sum = [], [], []
+        for dim in range(out_num_dim, perm_index):
+            sa, sb = _shape(a)[dim] != 1, _shape(b)[dim] != 1
+            if sa and sb:
+                if _shape(a)[dim] != _shape(b)[dim]:
+                    raise RuntimeError("non-broadcast dimensions must match")
+                dim_counts[dim] -= 1
+                if dim_counts[dim] == 1:
+                    sum_dims.append(dim)
+                    dim_counts[dim] = 0
+            elif dim_counts[dim] == 1:
+                if sa:
+                    a_sum.append(dim)
+                    dim_counts[dim] = 0
+                elif sb:
+                    b_sum.append(dim)
+                    dim_counts[dim] = 0
+        if a_sum:
+            a = aten.sum_dim_IntList(a, a_sum, True)
+        if b_sum:
+            b = aten.sum_dim_IntList(b, b_sum, True)
+        pair = _sumproduct_pair(a, b, sum_dims)
+        if path is not None:
+            ops.append(pair)
+        else:
+            ops.insert(0, pair)
+
+    if perm_index - out_num_dim > 0:
+        if num_ops > 1:
+            sizes = list(_shape(ops[0]))
+            del sizes[out_num_dim:perm_index]
+            return aten.view(ops[0], sizes)
+        return aten.sum_dim_IntList(ops[0], list(range(out_num_dim, perm_index)))
+    return ops[0]

@@ -86,7 +86,7 @@ MATMUL_LINALG = ["multi_dot", "matrix_power", "cross"]
 
 #: what point 3 names and opgrad does not have yet
 NOT_YET_MATMUL = {
-    "function": {"einsum"},
+    "function": set(),
     "method": set(),
     "linalg": set(),
 }

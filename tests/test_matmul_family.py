@@ -135,6 +135,58 @@ EUCLID = {
         lambda F, lib, a, b: lib.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
     ),
 }
+# einsum without opt_einsum, as torch contracts: left to right by sumproduct pairs (bmm)
+GRAPHS.update(
+    {
+        "einsum_matmul": ([(2, 3), (3, 4)], lambda F, lib, a, b: lib.einsum("ij,jk->ik", a, b)),
+        "einsum_list": ([(2, 3), (3, 4)], lambda F, lib, a, b: lib.einsum("ij,jk", [a, b])),
+        "einsum_batch": (
+            [(5, 2, 3), (5, 3, 4)],
+            lambda F, lib, a, b: lib.einsum("bij,bjk->bik", a, b),
+        ),
+        "einsum_trace": ([(3, 3)], lambda F, lib, a: lib.einsum("ii", a)),
+        "einsum_diagonal": ([(3, 3)], lambda F, lib, a: lib.einsum("ii->i", a)),
+        "einsum_outer": ([(3,), (4,)], lambda F, lib, a, b: lib.einsum("i,j->ij", a, b)),
+        "einsum_outer_swapped": ([(3,), (4,)], lambda F, lib, a, b: lib.einsum("i,j->ji", a, b)),
+        "einsum_dot": ([(3,), (3,)], lambda F, lib, a, b: lib.einsum("i,i", a, b)),
+        "einsum_sum": ([(3, 4)], lambda F, lib, a: lib.einsum("ij->", a)),
+        "einsum_transpose": ([(3, 4)], lambda F, lib, a: lib.einsum("ij->ji", a)),
+        "einsum_ellipsis": (
+            [(2, 3, 4), (4, 5)],
+            lambda F, lib, a, b: lib.einsum("...ij,jk->...ik", a, b),
+        ),
+        "einsum_ellipsis_spaces": (
+            [(2, 3, 4), (4,)],
+            lambda F, lib, a, b: lib.einsum("...ik, ...k -> ...i", a, b),
+        ),
+        "einsum_ellipsis_broadcast": (
+            [(2, 1, 3), (4, 3)],
+            lambda F, lib, a, b: lib.einsum("...j,...j->...", a, b),
+        ),
+        "einsum_three": (
+            [(2, 3), (3, 4), (4, 5)],
+            lambda F, lib, a, b, c: lib.einsum("ij,jk,kl->il", a, b, c),
+        ),
+        "einsum_repeated": ([(3, 3, 4), (4,)], lambda F, lib, a, b: lib.einsum("iij,j->i", a, b)),
+        "einsum_bilinear": (
+            [(2, 3), (5, 3, 4), (2, 4)],
+            lambda F, lib, a, b, c: lib.einsum("bn,anm,bm->ba", a, b, c),
+        ),
+        "einsum_sublist": (
+            [(2, 3), (3, 4)],
+            lambda F, lib, a, b: lib.einsum(a, [0, 1], b, [1, 2], [0, 2]),
+        ),
+        "einsum_sublist_ellipsis": (
+            [(2, 3, 4), (4,)],
+            lambda F, lib, a, b: lib.einsum(a, [..., 1], b, [1]),
+        ),
+        "einsum_broadcast_sum": (
+            [(3, 1), (3, 4)],
+            lambda F, lib, a, b: lib.einsum("ij,ij->i", a, b),
+        ),
+    }
+)
+
 #: graphs without a forward-mode formula in torch (the euclidean distance)
 BACKWARD_GRAPHS = {**GRAPHS, **EUCLID}
 
@@ -691,6 +743,117 @@ def test_cdist_values_match_torch(torch, dtype, p, rows):
     expected = result_scenario(fn)(torch)
     assert got[0] == expected[0] and got[2:] == expected[2:]
     np.testing.assert_allclose(got[1], expected[1], rtol=1e-5, atol=1e-5)
+
+
+EINSUM_ERRORS = {
+    "no_operand": (lambda lib: lib.einsum("i"), ValueError, "must specify the equation string"),
+    "few_operands": (
+        lambda lib: lib.einsum("i,j", _o(lib, 2)),
+        RuntimeError,
+        "fewer operands were provided than specified in the equation",
+    ),
+    "more_operands": (
+        lambda lib: lib.einsum("i", _o(lib, 2), _o(lib, 2)),
+        RuntimeError,
+        "more operands were provided than specified in the equation",
+    ),
+    "bad_label": (
+        lambda lib: lib.einsum("i1", _o(lib, 2, 2)),
+        RuntimeError,
+        "invalid subscript given at index 1 in the equation string",
+    ),
+    "bad_output_label": (
+        lambda lib: lib.einsum("ij->i1", _o(lib, 2, 2)),
+        RuntimeError,
+        "invalid subscript given at index 5",
+    ),
+    "dims": (
+        lambda lib: lib.einsum("ij", _o(lib, 2)),
+        RuntimeError,
+        "the number of subscripts in the equation (2) does not match the number of dimensions (1) for operand 0 and no ellipsis was given",
+    ),
+    "dims_ellipsis": (
+        lambda lib: lib.einsum("ij...", _o(lib, 2)),
+        RuntimeError,
+        "is more than the number of dimensions (1) for operand 0",
+    ),
+    "two_ellipses": (
+        lambda lib: lib.einsum("......", _o(lib, 2)),
+        RuntimeError,
+        "for which an ellipsis was already found",
+    ),
+    "broken_ellipsis": (
+        lambda lib: lib.einsum("i..", _o(lib, 2)),
+        RuntimeError,
+        "that is not part of any ellipsis",
+    ),
+    "output_twice": (
+        lambda lib: lib.einsum("ij->ii", _o(lib, 2, 2)),
+        RuntimeError,
+        "output subscript i appears more than once in the output",
+    ),
+    "output_unknown": (
+        lambda lib: lib.einsum("ij->k", _o(lib, 2, 2)),
+        RuntimeError,
+        "output subscript k does not appear in the equation for any input operand",
+    ),
+    "output_two_ellipses": (
+        lambda lib: lib.einsum("...->......", _o(lib, 2)),
+        RuntimeError,
+        "found '.' for output but an ellipsis (...) was already found",
+    ),
+    "sizes": (
+        lambda lib: lib.einsum("ij,jk", _o(lib, 2, 3), _o(lib, 4, 2)),
+        RuntimeError,
+        "subscript j has size 4 for operand 1 which does not broadcast with previously seen size 3",
+    ),
+    "repeated_sizes": (
+        lambda lib: lib.einsum("ii", _o(lib, 2, 3)),
+        RuntimeError,
+        "subscript i is repeated for operand 0 but the sizes don't match, 3 != 2",
+    ),
+    "ellipsis_sizes": (
+        lambda lib: lib.einsum("...,...", _o(lib, 2), _o(lib, 3)),
+        RuntimeError,
+        "covered by ellipsis in operand 1",
+    ),
+    "sublist_range": (
+        lambda lib: lib.einsum(_o(lib, 2), [60]),
+        ValueError,
+        "subscript in subscript list is not within the valid range [0, 52)",
+    ),
+    "dtypes": (
+        lambda lib: lib.einsum("ij,jk", _o(lib, 2, 3), _o(lib, 3, 2, dtype="float64")),
+        RuntimeError,
+        "expected scalar type Float but found Double",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EINSUM_ERRORS))
+def test_einsum_refusals_match_torch(torch, name):
+    fn, exc, phrase = EINSUM_ERRORS[name]
+    assert_same_error(torch, fn, exc, phrase)
+
+
+@pytest.mark.parametrize(
+    "equation, shapes",
+    [
+        ("ij,jk->ik", [(0, 3), (3, 4)]),
+        ("ij,jk->ik", [(2, 0), (0, 4)]),
+        ("i,i->", [(0,), (0,)]),
+        ("ij,jk", [(2, 3), (3, 4)]),
+        ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_einsum_values_match_torch(torch, equation, shapes, dtype):
+    data = [np.random.default_rng(5).integers(-3, 4, size=s) for s in shapes]
+
+    def fn(lib, tensor):
+        return lib.einsum(equation, *[tensor(d).to(getattr(lib, dtype)) for d in data])
+
+    assert_same(torch, result_scenario(fn))
 
 
 def test_negative_matrix_power_is_not_yet_built():

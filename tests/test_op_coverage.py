@@ -662,7 +662,7 @@ TESTED_ELSEWHERE.update(
             "linalg_matrix_power.default linalg_matrix_power.out linalg_cross.default "
             "linalg_cross.out cross.default cross.out cdist.default _cdist_forward.default "
             "_cdist_forward.out _cdist_backward.default _cdist_backward.out "
-            "_euclidean_dist.default _euclidean_dist.out"
+            "_euclidean_dist.default _euclidean_dist.out einsum.default"
         ).split()
     }
 )
