@@ -4208,6 +4208,7 @@ def addmv_(keyset, self, mat, vec, beta, alpha):
     """CPU kernel of addmv_"""
     k.addmv_check(self, mat, vec)
     target = self
+    k.addmv_inplace_check(self, mat, target)
     self = self._data
     mat = mat._data
     vec = vec._data
@@ -4219,6 +4220,7 @@ def addmv_out(keyset, self, mat, vec, beta, alpha, out):
     """CPU kernel of addmv.out"""
     k.addmv_check(self, mat, vec)
     target = out
+    k.addmv_inplace_check(self, mat, target)
     self = self._data
     mat = mat._data
     vec = vec._data

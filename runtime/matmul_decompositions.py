@@ -354,7 +354,7 @@ def linalg_multi_dot_out(tensors, out):
             f"{dtypes.cpp_type_name(mats[0]._data.dtype)} but got "
             f"{dtypes.cpp_type_name(out._data.dtype)}"
         )
-    _refuse_grad("linalg_multi_dot", *tensors)
+    _refuse_grad("mm", *tensors)  # torch refuses them in mm_out
     result = _multi_dot_product(mats)
     _resize_output(out, out_shape)
     return aten.copy_(out, aten.view(result, out_shape))
@@ -466,7 +466,7 @@ def linalg_matrix_power_out(self, n, out):
             f"Expected out tensor to have dtype {dtypes.cpp_type_name(self._data.dtype)}, but "
             f"got {dtypes.cpp_type_name(out._data.dtype)} instead"
         )
-    _refuse_grad("linalg_matrix_power", self)
+    _refuse_grad("matmul", self)  # torch refuses it in matmul_out
     return aten.copy_(out, _matrix_power(self, n))
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "addbmm_check",
     "addmv",
     "addmv_check",
+    "addmv_inplace_check",
     "addr",
     "addr_check",
     "linalg_cross",
@@ -72,6 +73,15 @@ def addmv_check(self, mat, vec) -> None:
         )
 
 
+def addmv_inplace_check(self, mat, target) -> None:
+    """addmv_ writes the product into self, which must have its shape (no broadcast)."""
+    if target is self and self._data.shape != (mat._data.shape[0],):
+        raise RuntimeError(
+            f"Bad in-place call: input tensor size {list(self._data.shape)} and output tensor "
+            f"size {[mat._data.shape[0]]} should match"
+        )
+
+
 def addmv(self, mat, vec, beta, alpha):
     """``beta * self + alpha * (mat @ vec)``; beta 0 ignores self (NaN included)."""
     if not (self.dtype == mat.dtype == vec.dtype):
@@ -89,7 +99,7 @@ def addmv(self, mat, vec, beta, alpha):
     if beta != 0:
         base = opmath(self)
         product = product + (base if beta == 1 else base * beta)
-    return np.broadcast_to(product, (mat.shape[0],)).astype(dtype, copy=True)
+    return np.broadcast_to(product, (mat.shape[0],)).astype(dtype, copy=True, order="C")
 
 
 # ---- addr --------------------------------------------------------------------------------
@@ -129,7 +139,7 @@ def addr(self, vec1, vec2, beta, alpha):
         product = np.logical_and.outer(vec1, vec2) if alpha else np.zeros(shape, np.bool_)
         if beta:
             product = product | self
-        return np.broadcast_to(product, shape).astype(np.bool_, copy=True)
+        return np.broadcast_to(product, shape).astype(np.bool_, copy=True, order="C")
     if dtype.kind in "iu":
         beta, alpha = _integral_scalar(beta, dtype), _integral_scalar(alpha, dtype)
     else:
@@ -138,7 +148,7 @@ def addr(self, vec1, vec2, beta, alpha):
         product = (alpha * vec1)[:, None] * vec2[None, :]
         if beta != 0:
             product = beta * self + product
-    return np.broadcast_to(product, shape).astype(dtype, copy=True)
+    return np.broadcast_to(product, shape).astype(dtype, copy=True, order="C")
 
 
 # ---- addbmm ------------------------------------------------------------------------------
@@ -190,7 +200,7 @@ def addbmm(self, batch1, batch2, beta, alpha, target=None):
         if beta != 0:
             base = opmath(self)
             product = product + (base if beta == 1 else base * beta)
-    return np.broadcast_to(product, shape).astype(dtype, copy=True)
+    return np.broadcast_to(product, shape).astype(dtype, copy=True, order="C")
 
 
 # ---- vdot --------------------------------------------------------------------------------
@@ -245,7 +255,7 @@ def linalg_cross(self, other, dim):
     b0, b1, b2 = (np.take(b, i, axis=d) for i in range(3))
     with np.errstate(over="ignore", invalid="ignore"):
         parts = (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0)
-    return np.stack(parts, axis=d).astype(self.dtype, copy=False)
+    return np.ascontiguousarray(np.stack(parts, axis=d), dtype=self.dtype)
 
 
 # ---- cdist: _cdist_forward, _cdist_backward, _euclidean_dist -------------------------------
@@ -304,6 +314,10 @@ def _cdist_p(diff: np.ndarray, p: float) -> np.ndarray:
 
 
 def _cdist_forward(x1, x2, p, compute_mode):
+    if x2.dtype != x1.dtype:
+        raise RuntimeError(f"expected scalar type {_name(x1.dtype)} but found {_name(x2.dtype)}")
+    if x1.dtype.itemsize == 2:
+        raise NotImplementedError(f"\"cdist\" not implemented for '{_name(x1.dtype)}'")
     batch = _batch_shape(x1, x2)
     r1, r2, c = x1.shape[-2], x2.shape[-2], x1.shape[-1]
     shape = batch + (r1, r2)
@@ -314,7 +328,7 @@ def _cdist_forward(x1, x2, p, compute_mode):
     b = np.broadcast_to(x2, batch + (r2, c)).astype(a.dtype)
     with np.errstate(over="ignore", invalid="ignore"):
         result = _cdist_p(a[..., :, None, :] - b[..., None, :, :], p)
-    return result.astype(dtype, copy=False)
+    return np.ascontiguousarray(result, dtype=dtype)
 
 
 def _cdist_backward(grad, x1, x2, p, cdist):
@@ -345,7 +359,7 @@ def _cdist_backward(grad, x1, x2, p, cdist):
             )
         else:
             term = np.where(dist == 0, 0, diff * np.abs(diff) ** (p - 2) * g / dist ** (p - 1))
-    return term.sum(-2).astype(x1.dtype, copy=False)
+    return np.ascontiguousarray(term.sum(-2), dtype=x1.dtype)
 
 
 def _euclidean_dist(x1, x2):
@@ -358,4 +372,4 @@ def _euclidean_dist(x1, x2):
     left = np.concatenate([a * -2, a_norm, np.ones_like(a_norm)], axis=-1)
     right = np.concatenate([b, np.ones_like(b_norm), b_norm], axis=-1)
     product = np.matmul(left, np.swapaxes(right, -1, -2))
-    return np.sqrt(np.maximum(product, 1e-30)).astype(x1.dtype, copy=False)
+    return np.ascontiguousarray(np.sqrt(np.maximum(product, 1e-30)), dtype=x1.dtype)

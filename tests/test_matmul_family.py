@@ -856,6 +856,68 @@ def test_einsum_values_match_torch(torch, equation, shapes, dtype):
     assert_same(torch, result_scenario(fn))
 
 
+MORE_ERRORS = {
+    "addmv_inplace_number_self": (
+        lambda lib: lib.tensor(1.0).addmv_(_o(lib, 3, 4), _o(lib, 4)),
+        RuntimeError,
+        "Bad in-place call: input tensor size [] and output tensor size [3] should match",
+    ),
+    "addmv_inplace_one_self": (
+        lambda lib: _o(lib, 1).addmv_(_o(lib, 3, 4), _o(lib, 4)),
+        RuntimeError,
+        "Bad in-place call: input tensor size [1]",
+    ),
+    "addr_inplace_int_self": (
+        lambda lib: _o(lib, 3, 4, dtype="int64").addr_(_o(lib, 3), _o(lib, 4)),
+        RuntimeError,
+        "result type Float can't be cast to the desired output type Long",
+    ),
+    "outer_out_grad": (
+        lambda lib: lib.outer(_o(lib, 2).requires_grad_(), _o(lib, 2), out=lib.empty(0)),
+        RuntimeError,
+        "mul(): functions with out=... arguments don't support automatic differentiation",
+    ),
+    "multi_dot_out_grad": (
+        lambda lib: lib.linalg.multi_dot(
+            [_o(lib, 2, 2).requires_grad_(), _o(lib, 2, 2)], out=lib.empty(0)
+        ),
+        RuntimeError,
+        "mm(): functions with out=...",
+    ),
+    "matrix_power_out_grad": (
+        lambda lib: lib.matrix_power(_o(lib, 2, 2).requires_grad_(), 3, out=lib.empty(0)),
+        RuntimeError,
+        "matmul(): functions with out=...",
+    ),
+    "vdot_out_grad": (
+        lambda lib: lib.vdot(_o(lib, 3).requires_grad_(), _o(lib, 3), out=lib.empty(0)),
+        RuntimeError,
+        "vdot(): functions with out=...",
+    ),
+    "cross_out_grad": (
+        lambda lib: lib.linalg.cross(_o(lib, 3).requires_grad_(), _o(lib, 3), out=lib.empty(0)),
+        RuntimeError,
+        "linalg_cross(): functions with out=...",
+    ),
+    "cdist_half": (
+        lambda lib: lib.cdist(_o(lib, 2, 3, dtype="float16"), _o(lib, 2, 3, dtype="float16")),
+        NotImplementedError,
+        "\"cdist\" not implemented for 'Half'",
+    ),
+    "cdist_dtypes": (
+        lambda lib: lib.cdist(_o(lib, 2, 3), _o(lib, 2, 3, dtype="float64")),
+        RuntimeError,
+        "expected scalar type Float but found Double",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_ERRORS))
+def test_inplace_out_and_dtype_refusals_match_torch(torch, name):
+    fn, exc, phrase = MORE_ERRORS[name]
+    assert_same_error(torch, fn, exc, phrase)
+
+
 def test_negative_matrix_power_is_not_yet_built():
     # torch inverts first (linalg_inv); opgrad has no linalg.inv yet
     with pytest.raises(NotImplementedError, match="negative powers"):
