@@ -4503,6 +4503,286 @@ def baddbmm_(keyset, self, batch1, batch2, beta, alpha):
     return result
 
 
+def addmv(keyset, self, mat, vec, beta, alpha):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or mat._rg or vec._rg):
+        grad_fn = nodes.AddmvBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(mat),
+            next_edge(vec),
+        )
+        grad_fn.alpha_ = alpha
+        grad_fn.beta_ = beta
+        if vec._rg:
+            grad_fn.mat_ = SavedVariable(mat, False)
+        if mat._rg:
+            grad_fn.vec_ = SavedVariable(vec, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.addmv_op.kernels[keyset]
+    result = redispatch(keyset, self, mat, vec, beta, alpha)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.addmv(self, mat, vec, beta, alpha, result)
+    return result
+
+
+def addmv_(keyset, self, mat, vec, beta, alpha):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or mat._rg or vec._rg):
+        check_inplace(self)
+        grad_fn = nodes.AddmvBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(mat),
+            next_edge(vec),
+        )
+        grad_fn.alpha_ = alpha
+        grad_fn.beta_ = beta
+        if vec._rg:
+            grad_fn.mat_ = SavedVariable(mat, False)
+        if mat._rg:
+            grad_fn.vec_ = SavedVariable(vec, False)
+    tangents = jvp_kernels.addmv__pre(self, mat, vec, beta, alpha) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.addmv__op.kernels[keyset]
+    result = redispatch(keyset, self, mat, vec, beta, alpha)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.addmv_(self, mat, vec, beta, alpha, result, tangents)
+    return result
+
+
+def addr(keyset, self, vec1, vec2, beta, alpha):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or vec1._rg or vec2._rg):
+        grad_fn = nodes.AddrBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(vec1),
+            next_edge(vec2),
+        )
+        grad_fn.alpha_ = alpha
+        grad_fn.beta_ = beta
+        if vec2._rg:
+            grad_fn.vec1_ = SavedVariable(vec1, False)
+        if vec1._rg:
+            grad_fn.vec2_ = SavedVariable(vec2, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.addr_op.kernels[keyset]
+    result = redispatch(keyset, self, vec1, vec2, beta, alpha)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.addr(self, vec1, vec2, beta, alpha, result)
+    return result
+
+
+def addr_(keyset, self, vec1, vec2, beta, alpha):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or vec1._rg or vec2._rg):
+        check_inplace(self)
+        grad_fn = nodes.AddrBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(vec1),
+            next_edge(vec2),
+        )
+        grad_fn.alpha_ = alpha
+        grad_fn.beta_ = beta
+        if vec2._rg:
+            grad_fn.vec1_ = SavedVariable(vec1, False)
+        if vec1._rg:
+            grad_fn.vec2_ = SavedVariable(vec2, False)
+    tangents = jvp_kernels.addr__pre(self, vec1, vec2, beta, alpha) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.addr__op.kernels[keyset]
+    result = redispatch(keyset, self, vec1, vec2, beta, alpha)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.addr_(self, vec1, vec2, beta, alpha, result, tangents)
+    return result
+
+
+def addbmm(keyset, self, batch1, batch2, beta, alpha):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or batch1._rg or batch2._rg):
+        grad_fn = nodes.AddbmmBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(batch1),
+            next_edge(batch2),
+        )
+        grad_fn.alpha_ = alpha
+        if batch2._rg:
+            grad_fn.batch1_ = SavedVariable(batch1, False)
+        grad_fn.batch1_sym_argsize_0_ = batch1._data.shape[0]
+        grad_fn.batch1_sym_argsize_1_ = batch1._data.shape[1]
+        if batch1._rg:
+            grad_fn.batch2_ = SavedVariable(batch2, False)
+        grad_fn.batch2_sym_argsize_2_ = batch2._data.shape[2]
+        grad_fn.beta_ = beta
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.addbmm_op.kernels[keyset]
+    result = redispatch(keyset, self, batch1, batch2, beta, alpha)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.addbmm(self, batch1, batch2, beta, alpha, result)
+    return result
+
+
+def addbmm_(keyset, self, batch1, batch2, beta, alpha):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or batch1._rg or batch2._rg):
+        check_inplace(self)
+        grad_fn = nodes.AddbmmBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(batch1),
+            next_edge(batch2),
+        )
+        grad_fn.alpha_ = alpha
+        if batch2._rg:
+            grad_fn.batch1_ = SavedVariable(batch1, False)
+        grad_fn.batch1_sym_argsize_0_ = batch1._data.shape[0]
+        grad_fn.batch1_sym_argsize_1_ = batch1._data.shape[1]
+        if batch1._rg:
+            grad_fn.batch2_ = SavedVariable(batch2, False)
+        grad_fn.batch2_sym_argsize_2_ = batch2._data.shape[2]
+        grad_fn.beta_ = beta
+    tangents = (
+        jvp_kernels.addbmm__pre(self, batch1, batch2, beta, alpha) if _tls.fw_active else None
+    )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.addbmm__op.kernels[keyset]
+    result = redispatch(keyset, self, batch1, batch2, beta, alpha)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.addbmm_(self, batch1, batch2, beta, alpha, result, tangents)
+    return result
+
+
+def vdot(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.VdotBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        if self._rg:
+            grad_fn.other_ = SavedVariable(other, False)
+        if other._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.vdot_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.vdot(self, other, result)
+    return result
+
+
+def linalg_cross(keyset, self, other, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.LinalgCrossBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.dim_ = dim
+        if self._rg:
+            grad_fn.other_ = SavedVariable(other, False)
+        if other._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.linalg_cross_op.kernels[keyset]
+    result = redispatch(keyset, self, other, dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.linalg_cross(self, other, dim, result)
+    return result
+
+
+def _cdist_forward(keyset, x1, x2, p, compute_mode):
+    grad_fn = None
+    if _tls.grad_enabled and (x1._rg or x2._rg):
+        grad_fn = nodes.CdistBackward0()
+        grad_fn._next_edges = (
+            next_edge(x1),
+            next_edge(x2),
+        )
+        grad_fn.p_ = p
+        grad_fn.x1_ = SavedVariable(x1, False)
+        grad_fn.x2_ = SavedVariable(x2, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._cdist_forward_op.kernels[keyset]
+    result = redispatch(keyset, x1, x2, p, compute_mode)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels._cdist_forward(x1, x2, p, compute_mode, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels._cdist_forward(x1, x2, p, compute_mode, result)
+    return result
+
+
+def _cdist_backward(keyset, grad, x1, x2, p, cdist):
+    grad_fn = None
+    if _tls.grad_enabled and (grad._rg or x1._rg or x2._rg or cdist._rg):
+        grad_fn = nodes.CdistBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad),
+            next_edge(x1),
+            next_edge(x2),
+            next_edge(cdist),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._cdist_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad, x1, x2, p, cdist)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._cdist_backward(grad, x1, x2, p, cdist, result)
+    return result
+
+
+def _euclidean_dist(keyset, x1, x2):
+    grad_fn = None
+    if _tls.grad_enabled and (x1._rg or x2._rg):
+        grad_fn = nodes.EuclideanDistBackward0()
+        grad_fn._next_edges = (
+            next_edge(x1),
+            next_edge(x2),
+        )
+        grad_fn.x1_ = SavedVariable(x1, False)
+        grad_fn.x2_ = SavedVariable(x2, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._euclidean_dist_op.kernels[keyset]
+    result = redispatch(keyset, x1, x2)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels._euclidean_dist(x1, x2, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels._euclidean_dist(x1, x2, result)
+    return result
+
+
 def _trilinear(keyset, i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
     grad_fn = None
     if _tls.grad_enabled and (i1._rg or i2._rg or i3._rg):
@@ -12088,6 +12368,123 @@ def baddbmm_out(keyset, self, batch1, batch2, beta, alpha, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.baddbmm_out_op.kernels[keyset]
     return redispatch(keyset, self, batch1, batch2, beta, alpha, out)
+
+
+def addmv_out(keyset, self, mat, vec, beta, alpha, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "addmv",
+            self,
+            mat,
+            vec,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.addmv_out_op.kernels[keyset]
+    return redispatch(keyset, self, mat, vec, beta, alpha, out)
+
+
+def addr_out(keyset, self, vec1, vec2, beta, alpha, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "addr",
+            self,
+            vec1,
+            vec2,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.addr_out_op.kernels[keyset]
+    return redispatch(keyset, self, vec1, vec2, beta, alpha, out)
+
+
+def addbmm_out(keyset, self, batch1, batch2, beta, alpha, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "addbmm",
+            self,
+            batch1,
+            batch2,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.addbmm_out_op.kernels[keyset]
+    return redispatch(keyset, self, batch1, batch2, beta, alpha, out)
+
+
+def vdot_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "vdot",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.vdot_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def linalg_cross_out(keyset, self, other, dim, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "linalg_cross",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.linalg_cross_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, dim, out)
+
+
+def _cdist_forward_out(keyset, x1, x2, p, compute_mode, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "_cdist_forward",
+            x1,
+            x2,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._cdist_forward_out_op.kernels[keyset]
+    return redispatch(keyset, x1, x2, p, compute_mode, out)
+
+
+def _cdist_backward_out(keyset, grad, x1, x2, p, cdist, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "_cdist_backward",
+            grad,
+            x1,
+            x2,
+            cdist,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._cdist_backward_out_op.kernels[keyset]
+    return redispatch(keyset, grad, x1, x2, p, cdist, out)
+
+
+def _euclidean_dist_out(keyset, x1, x2, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "_euclidean_dist",
+            x1,
+            x2,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._euclidean_dist_out_op.kernels[keyset]
+    return redispatch(keyset, x1, x2, out)
 
 
 def cat_out(keyset, tensors, dim, out):

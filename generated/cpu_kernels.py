@@ -4345,6 +4345,270 @@ def baddbmm_out(keyset, self, batch1, batch2, beta, alpha, out):
     return write_out(target, result)
 
 
+def addmv(keyset, self, mat, vec, beta, alpha):
+    """CPU kernel of addmv"""
+    k.addmv_check(self, mat, vec)
+    self = self._data
+    mat = mat._data
+    vec = vec._data
+    result = k.addmv(self, mat, vec, beta, alpha)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def addmv_(keyset, self, mat, vec, beta, alpha):
+    """CPU kernel of addmv_"""
+    k.addmv_check(self, mat, vec)
+    target = self
+    k.addmv_inplace_check(self, mat, target)
+    self = self._data
+    mat = mat._data
+    vec = vec._data
+    result = k.addmv(self, mat, vec, beta, alpha)
+    return copy_into(target, result)
+
+
+def addmv_out(keyset, self, mat, vec, beta, alpha, out):
+    """CPU kernel of addmv.out"""
+    k.addmv_check(self, mat, vec)
+    target = out
+    k.addmv_inplace_check(self, mat, target)
+    self = self._data
+    mat = mat._data
+    vec = vec._data
+    if self.dtype is not target._data.dtype:
+        check_matmul_out_dtype(self.dtype, target._data.dtype)
+    result = k.addmv(self, mat, vec, beta, alpha)
+    return write_out(target, result)
+
+
+def addr(keyset, self, vec1, vec2, beta, alpha):
+    """CPU kernel of addr"""
+    k.addr_check(self, vec1, vec2)
+    (
+        self,
+        vec1,
+        vec2,
+    ) = promote(
+        (
+            self,
+            vec1,
+            vec2,
+        ),
+        (),
+        False,
+    )
+    try:
+        result = k.addr(self, vec1, vec2, beta, alpha)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                vec1.shape,
+                vec2.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def addr_(keyset, self, vec1, vec2, beta, alpha):
+    """CPU kernel of addr_"""
+    k.addr_check(self, vec1, vec2)
+    target = self
+    (
+        self,
+        vec1,
+        vec2,
+    ) = promote(
+        (
+            self,
+            vec1,
+            vec2,
+        ),
+        (),
+        False,
+    )
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.addr(self, vec1, vec2, beta, alpha)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                vec1.shape,
+                vec2.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def addr_out(keyset, self, vec1, vec2, beta, alpha, out):
+    """CPU kernel of addr.out"""
+    k.addr_check(self, vec1, vec2)
+    target = out
+    (
+        self,
+        vec1,
+        vec2,
+    ) = promote(
+        (
+            self,
+            vec1,
+            vec2,
+        ),
+        (),
+        False,
+    )
+    try:
+        result = k.addr(self, vec1, vec2, beta, alpha)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                vec1.shape,
+                vec2.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def addbmm(keyset, self, batch1, batch2, beta, alpha):
+    """CPU kernel of addbmm"""
+    k.addbmm_check(self, batch1, batch2)
+    target = None
+    self = self._data
+    batch1 = batch1._data
+    batch2 = batch2._data
+    result = k.addbmm(self, batch1, batch2, beta, alpha, target)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def addbmm_(keyset, self, batch1, batch2, beta, alpha):
+    """CPU kernel of addbmm_"""
+    k.addbmm_check(self, batch1, batch2)
+    target = self
+    self = self._data
+    batch1 = batch1._data
+    batch2 = batch2._data
+    result = k.addbmm(self, batch1, batch2, beta, alpha, target)
+    return copy_into(target, result)
+
+
+def addbmm_out(keyset, self, batch1, batch2, beta, alpha, out):
+    """CPU kernel of addbmm.out"""
+    k.addbmm_check(self, batch1, batch2)
+    target = out
+    self = self._data
+    batch1 = batch1._data
+    batch2 = batch2._data
+    result = k.addbmm(self, batch1, batch2, beta, alpha, target)
+    return write_out(target, result)
+
+
+def vdot(keyset, self, other):
+    """CPU kernel of vdot"""
+    self = self._data
+    other = other._data
+    result = k.vdot(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def vdot_out(keyset, self, other, out):
+    """CPU kernel of vdot.out"""
+    target = out
+    k.vdot_out_check(self, target)
+    self = self._data
+    other = other._data
+    result = k.vdot(self, other)
+    return write_out(target, result)
+
+
+def linalg_cross(keyset, self, other, dim):
+    """CPU kernel of linalg_cross"""
+    k.linalg_cross_check(self, other, dim)
+    self = self._data
+    other = other._data
+    result = k.linalg_cross(self, other, dim)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def linalg_cross_out(keyset, self, other, dim, out):
+    """CPU kernel of linalg_cross.out"""
+    k.linalg_cross_check(self, other, dim)
+    target = out
+    self = self._data
+    other = other._data
+    if self.dtype is not target._data.dtype:
+        check_matmul_out_dtype(self.dtype, target._data.dtype)
+    result = k.linalg_cross(self, other, dim)
+    return write_out(target, result)
+
+
+def _cdist_forward(keyset, x1, x2, p, compute_mode):
+    """CPU kernel of _cdist_forward"""
+    k.cdist_check(x1, x2) or k.cdist_impl_check(x1, x2, p, compute_mode)
+    x1 = x1._data
+    x2 = x2._data
+    result = k._cdist_forward(x1, x2, p, compute_mode)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _cdist_forward_out(keyset, x1, x2, p, compute_mode, out):
+    """CPU kernel of _cdist_forward.out"""
+    k.cdist_check(x1, x2) or k.cdist_impl_check(x1, x2, p, compute_mode)
+    target = out
+    x1 = x1._data
+    x2 = x2._data
+    result = k._cdist_forward(x1, x2, p, compute_mode)
+    return write_out(target, result)
+
+
+def _cdist_backward(keyset, grad, x1, x2, p, cdist):
+    """CPU kernel of _cdist_backward"""
+    grad = grad._data
+    x1 = x1._data
+    x2 = x2._data
+    cdist = cdist._data
+    result = k._cdist_backward(grad, x1, x2, p, cdist)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _cdist_backward_out(keyset, grad, x1, x2, p, cdist, out):
+    """CPU kernel of _cdist_backward.out"""
+    target = out
+    grad = grad._data
+    x1 = x1._data
+    x2 = x2._data
+    cdist = cdist._data
+    result = k._cdist_backward(grad, x1, x2, p, cdist)
+    return write_out(target, result)
+
+
+def _euclidean_dist(keyset, x1, x2):
+    """CPU kernel of _euclidean_dist"""
+    x1 = x1._data
+    x2 = x2._data
+    result = k._euclidean_dist(x1, x2)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _euclidean_dist_out(keyset, x1, x2, out):
+    """CPU kernel of _euclidean_dist.out"""
+    target = out
+    x1 = x1._data
+    x2 = x2._data
+    result = k._euclidean_dist(x1, x2)
+    return write_out(target, result)
+
+
 def _trilinear(keyset, i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
     """CPU kernel of _trilinear"""
     i1 = i1._data

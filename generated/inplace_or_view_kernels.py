@@ -1544,6 +1544,94 @@ def baddbmm_out(keyset, self, batch1, batch2, beta, alpha, out):
     return result
 
 
+def addmv_(keyset, self, mat, vec, beta, alpha):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.addmv__op.kernels[keyset]
+    result = redispatch(keyset, self, mat, vec, beta, alpha)
+    bump_version(self)
+    return result
+
+
+def addmv_out(keyset, self, mat, vec, beta, alpha, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.addmv_out_op.kernels[keyset]
+    result = redispatch(keyset, self, mat, vec, beta, alpha, out)
+    bump_version(out)
+    return result
+
+
+def addr_(keyset, self, vec1, vec2, beta, alpha):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.addr__op.kernels[keyset]
+    result = redispatch(keyset, self, vec1, vec2, beta, alpha)
+    bump_version(self)
+    return result
+
+
+def addr_out(keyset, self, vec1, vec2, beta, alpha, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.addr_out_op.kernels[keyset]
+    result = redispatch(keyset, self, vec1, vec2, beta, alpha, out)
+    bump_version(out)
+    return result
+
+
+def addbmm_(keyset, self, batch1, batch2, beta, alpha):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.addbmm__op.kernels[keyset]
+    result = redispatch(keyset, self, batch1, batch2, beta, alpha)
+    bump_version(self)
+    return result
+
+
+def addbmm_out(keyset, self, batch1, batch2, beta, alpha, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.addbmm_out_op.kernels[keyset]
+    result = redispatch(keyset, self, batch1, batch2, beta, alpha, out)
+    bump_version(out)
+    return result
+
+
+def vdot_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.vdot_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def linalg_cross_out(keyset, self, other, dim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.linalg_cross_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, dim, out)
+    bump_version(out)
+    return result
+
+
+def _cdist_forward_out(keyset, x1, x2, p, compute_mode, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._cdist_forward_out_op.kernels[keyset]
+    result = redispatch(keyset, x1, x2, p, compute_mode, out)
+    bump_version(out)
+    return result
+
+
+def _cdist_backward_out(keyset, grad, x1, x2, p, cdist, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._cdist_backward_out_op.kernels[keyset]
+    result = redispatch(keyset, grad, x1, x2, p, cdist, out)
+    bump_version(out)
+    return result
+
+
+def _euclidean_dist_out(keyset, x1, x2, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._euclidean_dist_out_op.kernels[keyset]
+    result = redispatch(keyset, x1, x2, out)
+    bump_version(out)
+    return result
+
+
 def rsqrt_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.rsqrt__op.kernels[keyset]

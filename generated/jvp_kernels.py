@@ -4749,6 +4749,325 @@ def baddbmm_(self, batch1, batch2, beta, alpha, result, tangents):
     set_fw_grad_inplace(self, tangent)
 
 
+def addmv(self, mat, vec, beta, alpha, result):
+    # maybe_multiply(self_t, beta) + maybe_multiply(mat_t.mv(vec_p), alpha) + maybe_multiply(mat_p.mv(vec_t), alpha)
+    self_t = fw_grad(self)
+    mat_t = fw_grad(mat)
+    vec_t = fw_grad(vec)
+    if self_t is None and mat_t is None and vec_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if mat_t is None:
+        mat_t = zeros_tangent(mat)
+    if vec_t is None:
+        vec_t = zeros_tangent(vec)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            maybe_multiply(self_t, beta)
+            + maybe_multiply(mat_t.mv(vec), alpha)
+            + maybe_multiply(mat.mv(vec_t), alpha)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def addmv__pre(self, mat, vec, beta, alpha):
+    self_t = fw_grad(self)
+    mat_t = fw_grad(mat)
+    vec_t = fw_grad(vec)
+    if self_t is None and mat_t is None and vec_t is None:
+        return None
+    return (
+        self_t,
+        mat_t,
+        vec_t,
+    )
+
+
+def addmv_(self, mat, vec, beta, alpha, result, tangents):
+    # maybe_multiply(self_t, beta) + maybe_multiply(mat_t.mv(vec_p), alpha) + maybe_multiply(mat_p.mv(vec_t), alpha)
+    self_t, mat_t, vec_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if mat_t is None:
+        mat_t = zeros_tangent(mat)
+    if vec_t is None:
+        vec_t = zeros_tangent(vec)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            maybe_multiply(self_t, beta)
+            + maybe_multiply(mat_t.mv(vec), alpha)
+            + maybe_multiply(mat.mv(vec_t), alpha)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def addr(self, vec1, vec2, beta, alpha, result):
+    # maybe_multiply(self_t, beta) + maybe_multiply(vec1_t.outer(vec2_p), alpha) + maybe_multiply(vec1_p.outer(vec2_t), alpha)
+    self_t = fw_grad(self)
+    vec1_t = fw_grad(vec1)
+    vec2_t = fw_grad(vec2)
+    if self_t is None and vec1_t is None and vec2_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if vec1_t is None:
+        vec1_t = zeros_tangent(vec1)
+    if vec2_t is None:
+        vec2_t = zeros_tangent(vec2)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            maybe_multiply(self_t, beta)
+            + maybe_multiply(vec1_t.outer(vec2), alpha)
+            + maybe_multiply(vec1.outer(vec2_t), alpha)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def addr__pre(self, vec1, vec2, beta, alpha):
+    self_t = fw_grad(self)
+    vec1_t = fw_grad(vec1)
+    vec2_t = fw_grad(vec2)
+    if self_t is None and vec1_t is None and vec2_t is None:
+        return None
+    return (
+        self_t,
+        vec1_t,
+        vec2_t,
+    )
+
+
+def addr_(self, vec1, vec2, beta, alpha, result, tangents):
+    # maybe_multiply(self_t, beta) + maybe_multiply(vec1_t.outer(vec2_p), alpha) + maybe_multiply(vec1_p.outer(vec2_t), alpha)
+    self_t, vec1_t, vec2_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if vec1_t is None:
+        vec1_t = zeros_tangent(vec1)
+    if vec2_t is None:
+        vec2_t = zeros_tangent(vec2)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            maybe_multiply(self_t, beta)
+            + maybe_multiply(vec1_t.outer(vec2), alpha)
+            + maybe_multiply(vec1.outer(vec2_t), alpha)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def addbmm(self, batch1, batch2, beta, alpha, result):
+    # maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p).sum(0), alpha) + maybe_multiply(batch1_p.bmm(batch2_t).sum(0), alpha)
+    self_t = fw_grad(self)
+    batch1_t = fw_grad(batch1)
+    batch2_t = fw_grad(batch2)
+    if self_t is None and batch1_t is None and batch2_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if batch1_t is None:
+        batch1_t = zeros_tangent(batch1)
+    if batch2_t is None:
+        batch2_t = zeros_tangent(batch2)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            maybe_multiply(self_t, beta)
+            + maybe_multiply(batch1_t.bmm(batch2).sum(0), alpha)
+            + maybe_multiply(batch1.bmm(batch2_t).sum(0), alpha)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def addbmm__pre(self, batch1, batch2, beta, alpha):
+    self_t = fw_grad(self)
+    batch1_t = fw_grad(batch1)
+    batch2_t = fw_grad(batch2)
+    if self_t is None and batch1_t is None and batch2_t is None:
+        return None
+    return (
+        self_t,
+        batch1_t,
+        batch2_t,
+    )
+
+
+def addbmm_(self, batch1, batch2, beta, alpha, result, tangents):
+    # maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p).sum(0), alpha) + maybe_multiply(batch1_p.bmm(batch2_t).sum(0), alpha)
+    self_t, batch1_t, batch2_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if batch1_t is None:
+        batch1_t = zeros_tangent(batch1)
+    if batch2_t is None:
+        batch2_t = zeros_tangent(batch2)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            maybe_multiply(self_t, beta)
+            + maybe_multiply(batch1_t.bmm(batch2).sum(0), alpha)
+            + maybe_multiply(batch1.bmm(batch2_t).sum(0), alpha)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def vdot(self, other, result):
+    # vdot(self_t, other_p) + vdot(self_p, other_t)
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = F.vdot(self, other_t)
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = F.vdot(self_t, other)
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = F.vdot(self_t, other) + F.vdot(self, other_t)
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def linalg_cross(self, other, dim, result):
+    # linalg_cross(self_t, other_p, dim=dim) + linalg_cross(self_p, other_t, dim=dim)
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = F.linalg_cross(self, other_t, dim=dim)
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = F.linalg_cross(self_t, other, dim=dim)
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = F.linalg_cross(self_t, other, dim=dim) + F.linalg_cross(
+                self, other_t, dim=dim
+            )
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _cdist_forward(x1, x2, p, compute_mode, result):
+    # forward_ad_not_implemented("_cdist_forward")
+    x1_t = fw_grad(x1)
+    x2_t = fw_grad(x2)
+    if x1_t is None and x2_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("_cdist_forward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _cdist_backward(grad, x1, x2, p, cdist, result):
+    # forward_ad_not_implemented("_cdist_backward")
+    grad_t = fw_grad(grad)
+    x1_t = fw_grad(x1)
+    x2_t = fw_grad(x2)
+    cdist_t = fw_grad(cdist)
+    if grad_t is None and x1_t is None and x2_t is None and cdist_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("_cdist_backward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _euclidean_dist(x1, x2, result):
+    # forward_ad_not_implemented("_euclidean_dist")
+    x1_t = fw_grad(x1)
+    x2_t = fw_grad(x2)
+    if x1_t is None and x2_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("_euclidean_dist")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim, result):
     # _trilinear(i1_t, i2_p, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_t, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_p, i3_t, expand1, expand2, expand3, sumdim, unroll_dim)
     i1_t = fw_grad(i1)

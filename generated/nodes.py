@@ -53,6 +53,7 @@ from opgrad.autograd.functions_manual import (
     erf_backward,
     erfc_backward,
     erfinv_backward,
+    euclidean_dist_backward,
     evenly_distribute_backward,
     exp2_backward,
     expm1_backward,
@@ -180,6 +181,7 @@ from opgrad.generated.python_surface import (
     _adaptive_avg_pool2d_backward,
     _adaptive_avg_pool3d,
     _adaptive_avg_pool3d_backward,
+    _cdist_backward,
     _ctc_loss_backward,
     _embedding_bag_backward,
     _embedding_bag_per_sample_weights_backward,
@@ -233,6 +235,7 @@ from opgrad.generated.python_surface import (
     index,
     index_put,
     leaky_relu_backward,
+    linalg_cross,
     log_sigmoid_backward,
     logsumexp,
     max,
@@ -9772,6 +9775,660 @@ class BaddbmmBackward0(Node):
     @property
     def _saved_beta(self):
         return self.beta_
+
+
+class AddmvBackward0(Node):
+    """Backward of ``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor``."""
+
+    __slots__ = (
+        "alpha_",
+        "beta_",
+        "mat_",
+        "vec_",
+    )
+    _releasable_slots = (
+        "mat_",
+        "vec_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.alpha_ = None
+        self.beta_ = None
+        self.mat_ = None
+        self.vec_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        alpha = self.alpha_
+        beta = self.beta_
+        mat = self.mat_
+        if mat.__class__ not in TENSOR_CLASSES:
+            if mat is not None:  # None: not saved, no formula that runs reads it
+                mat = unpack_saved(mat, self)
+        elif mat._vc is not None:
+            mat = unpack_saved(mat, self)
+        vec = self.vec_
+        if vec.__class__ not in TENSOR_CLASSES:
+            if vec is not None:  # None: not saved, no formula that runs reads it
+                vec = unpack_saved(vec, self)
+        elif vec._vc is not None:
+            vec = unpack_saved(vec, self)
+        # mat: maybe_multiply(grad.ger(vec), alpha)
+        grad_mat = maybe_multiply(grad.ger(vec), alpha) if needs[1] else None
+        # self: maybe_multiply(grad, beta)
+        grad_self = maybe_multiply(grad, beta) if needs[0] else None
+        # vec: maybe_multiply(mat.t().mv(grad), alpha)
+        grad_vec = maybe_multiply(aten.mv(aten.t(mat), grad), alpha) if needs[2] else None
+        return (
+            grad_self,
+            grad_mat,
+            grad_vec,
+        )
+
+    @property
+    def _saved_alpha(self):
+        return self.alpha_
+
+    @property
+    def _saved_beta(self):
+        return self.beta_
+
+    @property
+    def _saved_mat(self):
+        return unpack_saved(self.mat_, self)
+
+    @property
+    def _raw_saved_mat(self):
+        return raw_saved(self, "mat_")
+
+    @property
+    def _saved_vec(self):
+        return unpack_saved(self.vec_, self)
+
+    @property
+    def _raw_saved_vec(self):
+        return raw_saved(self, "vec_")
+
+
+class AddrBackward0(Node):
+    """Backward of ``addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``."""
+
+    __slots__ = (
+        "alpha_",
+        "beta_",
+        "vec1_",
+        "vec2_",
+    )
+    _releasable_slots = (
+        "vec1_",
+        "vec2_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.alpha_ = None
+        self.beta_ = None
+        self.vec1_ = None
+        self.vec2_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        alpha = self.alpha_
+        beta = self.beta_
+        vec1 = self.vec1_
+        if vec1.__class__ not in TENSOR_CLASSES:
+            if vec1 is not None:  # None: not saved, no formula that runs reads it
+                vec1 = unpack_saved(vec1, self)
+        elif vec1._vc is not None:
+            vec1 = unpack_saved(vec1, self)
+        vec2 = self.vec2_
+        if vec2.__class__ not in TENSOR_CLASSES:
+            if vec2 is not None:  # None: not saved, no formula that runs reads it
+                vec2 = unpack_saved(vec2, self)
+        elif vec2._vc is not None:
+            vec2 = unpack_saved(vec2, self)
+        # self: maybe_multiply(grad, beta)
+        grad_self = maybe_multiply(grad, beta) if needs[0] else None
+        # vec1: maybe_multiply(grad.mv(vec2), alpha)
+        grad_vec1 = maybe_multiply(aten.mv(grad, vec2), alpha) if needs[1] else None
+        # vec2: maybe_multiply(grad.t().mv(vec1), alpha)
+        grad_vec2 = maybe_multiply(aten.mv(aten.t(grad), vec1), alpha) if needs[2] else None
+        return (
+            grad_self,
+            grad_vec1,
+            grad_vec2,
+        )
+
+    @property
+    def _saved_alpha(self):
+        return self.alpha_
+
+    @property
+    def _saved_beta(self):
+        return self.beta_
+
+    @property
+    def _saved_vec1(self):
+        return unpack_saved(self.vec1_, self)
+
+    @property
+    def _raw_saved_vec1(self):
+        return raw_saved(self, "vec1_")
+
+    @property
+    def _saved_vec2(self):
+        return unpack_saved(self.vec2_, self)
+
+    @property
+    def _raw_saved_vec2(self):
+        return raw_saved(self, "vec2_")
+
+
+class AddbmmBackward0(Node):
+    """Backward of ``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``."""
+
+    __slots__ = (
+        "alpha_",
+        "batch1_",
+        "batch1_sym_argsize_0_",
+        "batch1_sym_argsize_1_",
+        "batch2_",
+        "batch2_sym_argsize_2_",
+        "beta_",
+    )
+    _releasable_slots = (
+        "batch1_",
+        "batch2_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.alpha_ = None
+        self.batch1_ = None
+        self.batch1_sym_argsize_0_ = None
+        self.batch1_sym_argsize_1_ = None
+        self.batch2_ = None
+        self.batch2_sym_argsize_2_ = None
+        self.beta_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        alpha = self.alpha_
+        batch1 = self.batch1_
+        if batch1.__class__ not in TENSOR_CLASSES:
+            if batch1 is not None:  # None: not saved, no formula that runs reads it
+                batch1 = unpack_saved(batch1, self)
+        elif batch1._vc is not None:
+            batch1 = unpack_saved(batch1, self)
+        batch1_sym_argsize_0 = self.batch1_sym_argsize_0_
+        batch1_sym_argsize_1 = self.batch1_sym_argsize_1_
+        batch2 = self.batch2_
+        if batch2.__class__ not in TENSOR_CLASSES:
+            if batch2 is not None:  # None: not saved, no formula that runs reads it
+                batch2 = unpack_saved(batch2, self)
+        elif batch2._vc is not None:
+            batch2 = unpack_saved(batch2, self)
+        batch2_sym_argsize_2 = self.batch2_sym_argsize_2_
+        beta = self.beta_
+        # batch1: maybe_multiply(grad.unsqueeze(0).expand([batch1.sym_size(0), batch1.sym_size(1), batch2.sym_size(2)]).bmm(batch2.transpose(1, 2)), alpha)
+        grad_batch1 = (
+            maybe_multiply(
+                aten.bmm(
+                    aten.expand(
+                        aten.unsqueeze(grad, 0),
+                        [batch1_sym_argsize_0, batch1_sym_argsize_1, batch2_sym_argsize_2],
+                    ),
+                    batch2.transpose(1, 2),
+                ),
+                alpha,
+            )
+            if needs[1]
+            else None
+        )
+        # batch2: maybe_multiply(batch1.transpose(1, 2).bmm(grad.unsqueeze(0).expand([batch1.sym_size(0), batch1.sym_size(1), batch2.sym_size(2)])), alpha)
+        grad_batch2 = (
+            maybe_multiply(
+                aten.bmm(
+                    batch1.transpose(1, 2),
+                    aten.expand(
+                        aten.unsqueeze(grad, 0),
+                        [batch1_sym_argsize_0, batch1_sym_argsize_1, batch2_sym_argsize_2],
+                    ),
+                ),
+                alpha,
+            )
+            if needs[2]
+            else None
+        )
+        # self: maybe_multiply(grad, beta)
+        grad_self = maybe_multiply(grad, beta) if needs[0] else None
+        return (
+            grad_self,
+            grad_batch1,
+            grad_batch2,
+        )
+
+    @property
+    def _saved_alpha(self):
+        return self.alpha_
+
+    @property
+    def _saved_batch1(self):
+        return unpack_saved(self.batch1_, self)
+
+    @property
+    def _raw_saved_batch1(self):
+        return raw_saved(self, "batch1_")
+
+    @property
+    def _saved_batch1_sym_argsize_0(self):
+        return self.batch1_sym_argsize_0_
+
+    @property
+    def _saved_batch1_sym_argsize_1(self):
+        return self.batch1_sym_argsize_1_
+
+    @property
+    def _saved_batch2(self):
+        return unpack_saved(self.batch2_, self)
+
+    @property
+    def _raw_saved_batch2(self):
+        return raw_saved(self, "batch2_")
+
+    @property
+    def _saved_batch2_sym_argsize_2(self):
+        return self.batch2_sym_argsize_2_
+
+    @property
+    def _saved_beta(self):
+        return self.beta_
+
+
+class VdotBackward0(Node):
+    """Backward of ``vdot(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
+        # other: grad * self
+        grad_other = None
+        if needs[1]:
+            if plain and self_.__class__ in TENSOR_CLASSES and self_._keys == PLAIN_KEYS:
+                grad_other = plain_kernels.mul_Tensor(grad, self_)
+            if grad_other is None:
+                grad_other = grad * self_
+        # self: grad * other
+        grad_self = None
+        if needs[0]:
+            if plain and other.__class__ in TENSOR_CLASSES and other._keys == PLAIN_KEYS:
+                grad_self = plain_kernels.mul_Tensor(grad, other)
+            if grad_self is None:
+                grad_self = grad * other
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class LinalgCrossBackward0(Node):
+    """Backward of ``linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "other_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim = self.dim_
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: linalg_cross(grad, self, dim=dim)
+        grad_other = linalg_cross(grad, self_, dim=dim) if needs[1] else None
+        # self: linalg_cross(other, grad, dim=dim)
+        grad_self = linalg_cross(other, grad, dim=dim) if needs[0] else None
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class CdistBackward0(Node):
+    """Backward of ``_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor``."""
+
+    __slots__ = (
+        "p_",
+        "result_",
+        "x1_",
+        "x2_",
+    )
+    _releasable_slots = (
+        "result_",
+        "x1_",
+        "x2_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.p_ = None
+        self.result_ = None
+        self.x1_ = None
+        self.x2_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        p = self.p_
+        result = unpack_saved(self.result_, self)
+        x1 = self.x1_
+        if x1.__class__ not in TENSOR_CLASSES:
+            if x1 is not None:  # None: not saved, no formula that runs reads it
+                x1 = unpack_saved(x1, self)
+        elif x1._vc is not None:
+            x1 = unpack_saved(x1, self)
+        x2 = self.x2_
+        if x2.__class__ not in TENSOR_CLASSES:
+            if x2 is not None:  # None: not saved, no formula that runs reads it
+                x2 = unpack_saved(x2, self)
+        elif x2._vc is not None:
+            x2 = unpack_saved(x2, self)
+        # x1: _cdist_backward(grad.contiguous(), x1, x2, p, result)
+        grad_x1 = _cdist_backward(grad.contiguous(), x1, x2, p, result) if needs[0] else None
+        # x2: _cdist_backward(grad.transpose(-2, -1).contiguous(), x2, x1, p, result.transpose(-2, -1).contiguous())
+        grad_x2 = (
+            _cdist_backward(
+                grad.transpose(-2, -1).contiguous(),
+                x2,
+                x1,
+                p,
+                result.transpose(-2, -1).contiguous(),
+            )
+            if needs[1]
+            else None
+        )
+        return (
+            grad_x1,
+            grad_x2,
+        )
+
+    @property
+    def _saved_p(self):
+        return self.p_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_x1(self):
+        return unpack_saved(self.x1_, self)
+
+    @property
+    def _raw_saved_x1(self):
+        return raw_saved(self, "x1_")
+
+    @property
+    def _saved_x2(self):
+        return unpack_saved(self.x2_, self)
+
+    @property
+    def _raw_saved_x2(self):
+        return raw_saved(self, "x2_")
+
+
+class CdistBackwardBackward0(Node):
+    """Backward of ``_cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+                None,
+            )
+        # grad, x1, x2, cdist: not_implemented("_cdist_backward")
+        grad_grad, grad_x1, grad_x2, grad_cdist = (
+            not_implemented("_cdist_backward")
+            if needs[0] or needs[1] or needs[2] or needs[3]
+            else (
+                None,
+                None,
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad,
+            grad_x1,
+            grad_x2,
+            grad_cdist,
+        )
+
+
+class EuclideanDistBackward0(Node):
+    """Backward of ``_euclidean_dist(Tensor x1, Tensor x2) -> Tensor``."""
+
+    __slots__ = (
+        "result_",
+        "x1_",
+        "x2_",
+    )
+    _releasable_slots = (
+        "result_",
+        "x1_",
+        "x2_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+        self.x1_ = None
+        self.x2_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        result = unpack_saved(self.result_, self)
+        x1 = self.x1_
+        if x1.__class__ not in TENSOR_CLASSES:
+            if x1 is not None:  # None: not saved, no formula that runs reads it
+                x1 = unpack_saved(x1, self)
+        elif x1._vc is not None:
+            x1 = unpack_saved(x1, self)
+        x2 = self.x2_
+        if x2.__class__ not in TENSOR_CLASSES:
+            if x2 is not None:  # None: not saved, no formula that runs reads it
+                x2 = unpack_saved(x2, self)
+        elif x2._vc is not None:
+            x2 = unpack_saved(x2, self)
+        # x1, x2: euclidean_dist_backward(grad, x1, x2, result)
+        grad_x1, grad_x2 = (
+            euclidean_dist_backward(grad, x1, x2, result)
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_x1,
+            grad_x2,
+        )
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_x1(self):
+        return unpack_saved(self.x1_, self)
+
+    @property
+    def _raw_saved_x1(self):
+        return raw_saved(self, "x1_")
+
+    @property
+    def _saved_x2(self):
+        return unpack_saved(self.x2_, self)
+
+    @property
+    def _raw_saved_x2(self):
+        return raw_saved(self, "x2_")
 
 
 class TrilinearBackward0(Node):

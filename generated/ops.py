@@ -19089,6 +19089,1637 @@ baddbmm_out = baddbmm_out_op._entry = _baddbmm_out_entry(Site(baddbmm_out_op))
 baddbmm_out_op._make_entry = _baddbmm_out_entry
 
 
+addmv_op = declare(
+    "aten::addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
+)
+_addmv_kernels = addmv_op.kernels
+
+
+def _addmv_entry(_site):
+    def addmv(self, mat, vec, *, beta=1, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, addmv_op, self, mat, vec, beta, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, addmv_op, 0)
+                if mat.__class__ not in TENSOR_CLASSES:
+                    mat = tensor_arg(mat, _site, addmv_op, 1)
+                if vec.__class__ not in TENSOR_CLASSES:
+                    vec = tensor_arg(vec, _site, addmv_op, 2)
+                if beta.__class__ not in PY_NUMBERS:
+                    beta = scalar_arg(beta, _site, addmv_op, 3)
+                elif (
+                    beta.__class__ is int
+                    and not -9223372036854775808 <= beta <= 18446744073709551615
+                ):
+                    check_scalar_range(beta)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, addmv_op, 4)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, addmv_op, self, mat, vec, beta, alpha)
+            keyset = (self._keys | mat._keys | vec._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & mat._keys & vec._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.addmv(self, mat, vec, beta, alpha)
+                if result is not None:
+                    return result
+            kernel = _addmv_kernels[keyset]
+            return kernel(keyset, self, mat, vec, beta, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return addmv
+
+
+addmv = addmv_op._entry = _addmv_entry(Site(addmv_op))
+addmv_op._make_entry = _addmv_entry
+
+
+addmv__op = declare(
+    "aten::addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"
+)
+_addmv__kernels = addmv__op.kernels
+
+
+def _addmv__entry(_site):
+    def addmv_(self, mat, vec, *, beta=1, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, addmv__op, self, mat, vec, beta, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, addmv__op, 0)
+                if mat.__class__ not in TENSOR_CLASSES:
+                    mat = tensor_arg(mat, _site, addmv__op, 1)
+                if vec.__class__ not in TENSOR_CLASSES:
+                    vec = tensor_arg(vec, _site, addmv__op, 2)
+                if beta.__class__ not in PY_NUMBERS:
+                    beta = scalar_arg(beta, _site, addmv__op, 3)
+                elif (
+                    beta.__class__ is int
+                    and not -9223372036854775808 <= beta <= 18446744073709551615
+                ):
+                    check_scalar_range(beta)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, addmv__op, 4)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, addmv__op, self, mat, vec, beta, alpha)
+            keyset = (self._keys | mat._keys | vec._keys | include) & _tls.keep
+            kernel = _addmv__kernels[keyset]
+            return kernel(keyset, self, mat, vec, beta, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return addmv_
+
+
+addmv_ = addmv__op._entry = _addmv__entry(Site(addmv__op))
+addmv__op._make_entry = _addmv__entry
+
+
+addmv_out_op = declare(
+    "aten::addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
+)
+_addmv_out_kernels = addmv_out_op.kernels
+
+
+def _addmv_out_entry(_site):
+    def addmv_out(self, mat, vec, *, beta=1, alpha=1, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, addmv_out_op, self, mat, vec, beta, alpha, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, addmv_out_op, 0)
+                if mat.__class__ not in TENSOR_CLASSES:
+                    mat = tensor_arg(mat, _site, addmv_out_op, 1)
+                if vec.__class__ not in TENSOR_CLASSES:
+                    vec = tensor_arg(vec, _site, addmv_out_op, 2)
+                if beta.__class__ not in PY_NUMBERS:
+                    beta = scalar_arg(beta, _site, addmv_out_op, 3)
+                elif (
+                    beta.__class__ is int
+                    and not -9223372036854775808 <= beta <= 18446744073709551615
+                ):
+                    check_scalar_range(beta)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, addmv_out_op, 4)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, addmv_out_op, 5)
+            except Overridden:
+                return handle_entry(_site, addmv_out_op, self, mat, vec, beta, alpha, out)
+            keyset = (self._keys | mat._keys | vec._keys | out._keys | include) & _tls.keep
+            kernel = _addmv_out_kernels[keyset]
+            return kernel(keyset, self, mat, vec, beta, alpha, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return addmv_out
+
+
+addmv_out = addmv_out_op._entry = _addmv_out_entry(Site(addmv_out_op))
+addmv_out_op._make_entry = _addmv_out_entry
+
+
+addr_op = declare(
+    "aten::addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
+)
+_addr_kernels = addr_op.kernels
+
+
+def _addr_entry(_site):
+    def addr(self, vec1, vec2, *, beta=1, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, addr_op, self, vec1, vec2, beta, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, addr_op, 0)
+                if vec1.__class__ not in TENSOR_CLASSES:
+                    vec1 = tensor_arg(vec1, _site, addr_op, 1)
+                if vec2.__class__ not in TENSOR_CLASSES:
+                    vec2 = tensor_arg(vec2, _site, addr_op, 2)
+                if beta.__class__ not in PY_NUMBERS:
+                    beta = scalar_arg(beta, _site, addr_op, 3)
+                elif (
+                    beta.__class__ is int
+                    and not -9223372036854775808 <= beta <= 18446744073709551615
+                ):
+                    check_scalar_range(beta)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, addr_op, 4)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, addr_op, self, vec1, vec2, beta, alpha)
+            keyset = (self._keys | vec1._keys | vec2._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & vec1._keys & vec2._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.addr(self, vec1, vec2, beta, alpha)
+                if result is not None:
+                    return result
+            kernel = _addr_kernels[keyset]
+            return kernel(keyset, self, vec1, vec2, beta, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return addr
+
+
+addr = addr_op._entry = _addr_entry(Site(addr_op))
+addr_op._make_entry = _addr_entry
+
+
+addr__op = declare(
+    "aten::addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"
+)
+_addr__kernels = addr__op.kernels
+
+
+def _addr__entry(_site):
+    def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, addr__op, self, vec1, vec2, beta, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, addr__op, 0)
+                if vec1.__class__ not in TENSOR_CLASSES:
+                    vec1 = tensor_arg(vec1, _site, addr__op, 1)
+                if vec2.__class__ not in TENSOR_CLASSES:
+                    vec2 = tensor_arg(vec2, _site, addr__op, 2)
+                if beta.__class__ not in PY_NUMBERS:
+                    beta = scalar_arg(beta, _site, addr__op, 3)
+                elif (
+                    beta.__class__ is int
+                    and not -9223372036854775808 <= beta <= 18446744073709551615
+                ):
+                    check_scalar_range(beta)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, addr__op, 4)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, addr__op, self, vec1, vec2, beta, alpha)
+            keyset = (self._keys | vec1._keys | vec2._keys | include) & _tls.keep
+            kernel = _addr__kernels[keyset]
+            return kernel(keyset, self, vec1, vec2, beta, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return addr_
+
+
+addr_ = addr__op._entry = _addr__entry(Site(addr__op))
+addr__op._make_entry = _addr__entry
+
+
+addr_out_op = declare(
+    "aten::addr.out(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
+)
+_addr_out_kernels = addr_out_op.kernels
+
+
+def _addr_out_entry(_site):
+    def addr_out(self, vec1, vec2, *, beta=1, alpha=1, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, addr_out_op, self, vec1, vec2, beta, alpha, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, addr_out_op, 0)
+                if vec1.__class__ not in TENSOR_CLASSES:
+                    vec1 = tensor_arg(vec1, _site, addr_out_op, 1)
+                if vec2.__class__ not in TENSOR_CLASSES:
+                    vec2 = tensor_arg(vec2, _site, addr_out_op, 2)
+                if beta.__class__ not in PY_NUMBERS:
+                    beta = scalar_arg(beta, _site, addr_out_op, 3)
+                elif (
+                    beta.__class__ is int
+                    and not -9223372036854775808 <= beta <= 18446744073709551615
+                ):
+                    check_scalar_range(beta)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, addr_out_op, 4)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, addr_out_op, 5)
+            except Overridden:
+                return handle_entry(_site, addr_out_op, self, vec1, vec2, beta, alpha, out)
+            keyset = (self._keys | vec1._keys | vec2._keys | out._keys | include) & _tls.keep
+            kernel = _addr_out_kernels[keyset]
+            return kernel(keyset, self, vec1, vec2, beta, alpha, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return addr_out
+
+
+addr_out = addr_out_op._entry = _addr_out_entry(Site(addr_out_op))
+addr_out_op._make_entry = _addr_out_entry
+
+
+addbmm_op = declare(
+    "aten::addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
+)
+_addbmm_kernels = addbmm_op.kernels
+
+
+def _addbmm_entry(_site):
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, addbmm_op, self, batch1, batch2, beta, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, addbmm_op, 0)
+                if batch1.__class__ not in TENSOR_CLASSES:
+                    batch1 = tensor_arg(batch1, _site, addbmm_op, 1)
+                if batch2.__class__ not in TENSOR_CLASSES:
+                    batch2 = tensor_arg(batch2, _site, addbmm_op, 2)
+                if beta.__class__ not in PY_NUMBERS:
+                    beta = scalar_arg(beta, _site, addbmm_op, 3)
+                elif (
+                    beta.__class__ is int
+                    and not -9223372036854775808 <= beta <= 18446744073709551615
+                ):
+                    check_scalar_range(beta)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, addbmm_op, 4)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, addbmm_op, self, batch1, batch2, beta, alpha)
+            keyset = (self._keys | batch1._keys | batch2._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & batch1._keys & batch2._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.addbmm(self, batch1, batch2, beta, alpha)
+                if result is not None:
+                    return result
+            kernel = _addbmm_kernels[keyset]
+            return kernel(keyset, self, batch1, batch2, beta, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return addbmm
+
+
+addbmm = addbmm_op._entry = _addbmm_entry(Site(addbmm_op))
+addbmm_op._make_entry = _addbmm_entry
+
+
+addbmm__op = declare(
+    "aten::addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"
+)
+_addbmm__kernels = addbmm__op.kernels
+
+
+def _addbmm__entry(_site):
+    def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, addbmm__op, self, batch1, batch2, beta, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, addbmm__op, 0)
+                if batch1.__class__ not in TENSOR_CLASSES:
+                    batch1 = tensor_arg(batch1, _site, addbmm__op, 1)
+                if batch2.__class__ not in TENSOR_CLASSES:
+                    batch2 = tensor_arg(batch2, _site, addbmm__op, 2)
+                if beta.__class__ not in PY_NUMBERS:
+                    beta = scalar_arg(beta, _site, addbmm__op, 3)
+                elif (
+                    beta.__class__ is int
+                    and not -9223372036854775808 <= beta <= 18446744073709551615
+                ):
+                    check_scalar_range(beta)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, addbmm__op, 4)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, addbmm__op, self, batch1, batch2, beta, alpha)
+            keyset = (self._keys | batch1._keys | batch2._keys | include) & _tls.keep
+            kernel = _addbmm__kernels[keyset]
+            return kernel(keyset, self, batch1, batch2, beta, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return addbmm_
+
+
+addbmm_ = addbmm__op._entry = _addbmm__entry(Site(addbmm__op))
+addbmm__op._make_entry = _addbmm__entry
+
+
+addbmm_out_op = declare(
+    "aten::addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
+)
+_addbmm_out_kernels = addbmm_out_op.kernels
+
+
+def _addbmm_out_entry(_site):
+    def addbmm_out(self, batch1, batch2, *, beta=1, alpha=1, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, addbmm_out_op, self, batch1, batch2, beta, alpha, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, addbmm_out_op, 0)
+                if batch1.__class__ not in TENSOR_CLASSES:
+                    batch1 = tensor_arg(batch1, _site, addbmm_out_op, 1)
+                if batch2.__class__ not in TENSOR_CLASSES:
+                    batch2 = tensor_arg(batch2, _site, addbmm_out_op, 2)
+                if beta.__class__ not in PY_NUMBERS:
+                    beta = scalar_arg(beta, _site, addbmm_out_op, 3)
+                elif (
+                    beta.__class__ is int
+                    and not -9223372036854775808 <= beta <= 18446744073709551615
+                ):
+                    check_scalar_range(beta)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, addbmm_out_op, 4)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, addbmm_out_op, 5)
+            except Overridden:
+                return handle_entry(_site, addbmm_out_op, self, batch1, batch2, beta, alpha, out)
+            keyset = (self._keys | batch1._keys | batch2._keys | out._keys | include) & _tls.keep
+            kernel = _addbmm_out_kernels[keyset]
+            return kernel(keyset, self, batch1, batch2, beta, alpha, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return addbmm_out
+
+
+addbmm_out = addbmm_out_op._entry = _addbmm_out_entry(Site(addbmm_out_op))
+addbmm_out_op._make_entry = _addbmm_out_entry
+
+
+vdot_op = declare("aten::vdot(Tensor self, Tensor other) -> Tensor")
+_vdot_kernels = vdot_op.kernels
+
+
+def _vdot_entry(_site):
+    def vdot(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, vdot_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, vdot_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, vdot_op, 1)
+            except Overridden:
+                return handle_entry(_site, vdot_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.vdot(self, other)
+                if result is not None:
+                    return result
+            kernel = _vdot_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return vdot
+
+
+vdot = vdot_op._entry = _vdot_entry(Site(vdot_op))
+vdot_op._make_entry = _vdot_entry
+
+
+vdot_out_op = declare("aten::vdot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+_vdot_out_kernels = vdot_out_op.kernels
+
+
+def _vdot_out_entry(_site):
+    def vdot_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, vdot_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, vdot_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, vdot_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, vdot_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, vdot_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _vdot_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return vdot_out
+
+
+vdot_out = vdot_out_op._entry = _vdot_out_entry(Site(vdot_out_op))
+vdot_out_op._make_entry = _vdot_out_entry
+
+
+outer_op = declare("aten::outer(Tensor self, Tensor vec2) -> Tensor")
+_outer_kernels = outer_op.kernels
+
+
+def _outer_entry(_site):
+    def outer(self, vec2):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, outer_op, self, vec2)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, outer_op, 0)
+                if vec2.__class__ not in TENSOR_CLASSES:
+                    vec2 = tensor_arg(vec2, _site, outer_op, 1)
+            except Overridden:
+                return handle_entry(_site, outer_op, self, vec2)
+            keyset = (self._keys | vec2._keys | include) & _tls.keep
+            kernel = _outer_kernels[keyset]
+            return kernel(keyset, self, vec2)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return outer
+
+
+outer = outer_op._entry = _outer_entry(Site(outer_op))
+outer_op._make_entry = _outer_entry
+
+
+outer_out_op = declare("aten::outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)")
+_outer_out_kernels = outer_out_op.kernels
+
+
+def _outer_out_entry(_site):
+    def outer_out(self, vec2, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, outer_out_op, self, vec2, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, outer_out_op, 0)
+                if vec2.__class__ not in TENSOR_CLASSES:
+                    vec2 = tensor_arg(vec2, _site, outer_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, outer_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, outer_out_op, self, vec2, out)
+            keyset = (self._keys | vec2._keys | out._keys | include) & _tls.keep
+            kernel = _outer_out_kernels[keyset]
+            return kernel(keyset, self, vec2, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return outer_out
+
+
+outer_out = outer_out_op._entry = _outer_out_entry(Site(outer_out_op))
+outer_out_op._make_entry = _outer_out_entry
+
+
+ger_op = declare("aten::ger(Tensor self, Tensor vec2) -> Tensor")
+_ger_kernels = ger_op.kernels
+
+
+def _ger_entry(_site):
+    def ger(self, vec2):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ger_op, self, vec2)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, ger_op, 0)
+                if vec2.__class__ not in TENSOR_CLASSES:
+                    vec2 = tensor_arg(vec2, _site, ger_op, 1)
+            except Overridden:
+                return handle_entry(_site, ger_op, self, vec2)
+            keyset = (self._keys | vec2._keys | include) & _tls.keep
+            kernel = _ger_kernels[keyset]
+            return kernel(keyset, self, vec2)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ger
+
+
+ger = ger_op._entry = _ger_entry(Site(ger_op))
+ger_op._make_entry = _ger_entry
+
+
+ger_out_op = declare("aten::ger.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)")
+_ger_out_kernels = ger_out_op.kernels
+
+
+def _ger_out_entry(_site):
+    def ger_out(self, vec2, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ger_out_op, self, vec2, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, ger_out_op, 0)
+                if vec2.__class__ not in TENSOR_CLASSES:
+                    vec2 = tensor_arg(vec2, _site, ger_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, ger_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, ger_out_op, self, vec2, out)
+            keyset = (self._keys | vec2._keys | out._keys | include) & _tls.keep
+            kernel = _ger_out_kernels[keyset]
+            return kernel(keyset, self, vec2, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ger_out
+
+
+ger_out = ger_out_op._entry = _ger_out_entry(Site(ger_out_op))
+ger_out_op._make_entry = _ger_out_entry
+
+
+inner_op = declare("aten::inner(Tensor self, Tensor other) -> Tensor")
+_inner_kernels = inner_op.kernels
+
+
+def _inner_entry(_site):
+    def inner(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, inner_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, inner_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, inner_op, 1)
+            except Overridden:
+                return handle_entry(_site, inner_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _inner_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return inner
+
+
+inner = inner_op._entry = _inner_entry(Site(inner_op))
+inner_op._make_entry = _inner_entry
+
+
+inner_out_op = declare(
+    "aten::inner.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_inner_out_kernels = inner_out_op.kernels
+
+
+def _inner_out_entry(_site):
+    def inner_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, inner_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, inner_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, inner_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, inner_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, inner_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _inner_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return inner_out
+
+
+inner_out = inner_out_op._entry = _inner_out_entry(Site(inner_out_op))
+inner_out_op._make_entry = _inner_out_entry
+
+
+kron_op = declare("aten::kron(Tensor self, Tensor other) -> Tensor")
+_kron_kernels = kron_op.kernels
+
+
+def _kron_entry(_site):
+    def kron(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, kron_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, kron_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, kron_op, 1)
+            except Overridden:
+                return handle_entry(_site, kron_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _kron_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return kron
+
+
+kron = kron_op._entry = _kron_entry(Site(kron_op))
+kron_op._make_entry = _kron_entry
+
+
+kron_out_op = declare("aten::kron.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+_kron_out_kernels = kron_out_op.kernels
+
+
+def _kron_out_entry(_site):
+    def kron_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, kron_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, kron_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, kron_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, kron_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, kron_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _kron_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return kron_out
+
+
+kron_out = kron_out_op._entry = _kron_out_entry(Site(kron_out_op))
+kron_out_op._make_entry = _kron_out_entry
+
+
+tensordot_op = declare(
+    "aten::tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor"
+)
+_tensordot_kernels = tensordot_op.kernels
+
+
+def _tensordot_entry(_site):
+    def tensordot(self, other, dims_self, dims_other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tensordot_op, self, other, dims_self, dims_other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, tensordot_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, tensordot_op, 1)
+                if dims_self.__class__ is not tuple:
+                    dims_self = int_list(dims_self, 1, _site, tensordot_op, 2)
+                if dims_other.__class__ is not tuple:
+                    dims_other = int_list(dims_other, 1, _site, tensordot_op, 3)
+            except Overridden:
+                return handle_entry(_site, tensordot_op, self, other, dims_self, dims_other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _tensordot_kernels[keyset]
+            return kernel(keyset, self, other, dims_self, dims_other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return tensordot
+
+
+tensordot = tensordot_op._entry = _tensordot_entry(Site(tensordot_op))
+tensordot_op._make_entry = _tensordot_entry
+
+
+tensordot_out_op = declare(
+    "aten::tensordot.out(Tensor self, Tensor other, int[] dims_self, int[] dims_other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_tensordot_out_kernels = tensordot_out_op.kernels
+
+
+def _tensordot_out_entry(_site):
+    def tensordot_out(self, other, dims_self, dims_other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, tensordot_out_op, self, other, dims_self, dims_other, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, tensordot_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, tensordot_out_op, 1)
+                if dims_self.__class__ is not tuple:
+                    dims_self = int_list(dims_self, 1, _site, tensordot_out_op, 2)
+                if dims_other.__class__ is not tuple:
+                    dims_other = int_list(dims_other, 1, _site, tensordot_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, tensordot_out_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, tensordot_out_op, self, other, dims_self, dims_other, out
+                )
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _tensordot_out_kernels[keyset]
+            return kernel(keyset, self, other, dims_self, dims_other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return tensordot_out
+
+
+tensordot_out = tensordot_out_op._entry = _tensordot_out_entry(Site(tensordot_out_op))
+tensordot_out_op._make_entry = _tensordot_out_entry
+
+
+chain_matmul_op = declare("aten::chain_matmul(Tensor[] matrices) -> Tensor")
+_chain_matmul_kernels = chain_matmul_op.kernels
+
+
+def _chain_matmul_entry(_site):
+    def chain_matmul(matrices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, chain_matmul_op, matrices)
+            try:
+                matrices = tensor_list(matrices)
+            except Overridden:
+                return handle_entry(_site, chain_matmul_op, matrices)
+            keyset = (list_keys(matrices) | include) & _tls.keep
+            kernel = _chain_matmul_kernels[keyset]
+            return kernel(keyset, matrices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return chain_matmul
+
+
+chain_matmul = chain_matmul_op._entry = _chain_matmul_entry(Site(chain_matmul_op))
+chain_matmul_op._make_entry = _chain_matmul_entry
+
+
+chain_matmul_out_op = declare(
+    "aten::chain_matmul.out(Tensor[] matrices, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_chain_matmul_out_kernels = chain_matmul_out_op.kernels
+
+
+def _chain_matmul_out_entry(_site):
+    def chain_matmul_out(matrices, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, chain_matmul_out_op, matrices, out)
+            try:
+                matrices = tensor_list(matrices)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, chain_matmul_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, chain_matmul_out_op, matrices, out)
+            keyset = (list_keys(matrices) | out._keys | include) & _tls.keep
+            kernel = _chain_matmul_out_kernels[keyset]
+            return kernel(keyset, matrices, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return chain_matmul_out
+
+
+chain_matmul_out = chain_matmul_out_op._entry = _chain_matmul_out_entry(Site(chain_matmul_out_op))
+chain_matmul_out_op._make_entry = _chain_matmul_out_entry
+
+
+linalg_multi_dot_op = declare("aten::linalg_multi_dot(Tensor[] tensors) -> Tensor")
+_linalg_multi_dot_kernels = linalg_multi_dot_op.kernels
+
+
+def _linalg_multi_dot_entry(_site):
+    def linalg_multi_dot(tensors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, linalg_multi_dot_op, tensors)
+            try:
+                tensors = tensor_list(tensors)
+            except Overridden:
+                return handle_entry(_site, linalg_multi_dot_op, tensors)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _linalg_multi_dot_kernels[keyset]
+            return kernel(keyset, tensors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return linalg_multi_dot
+
+
+linalg_multi_dot = linalg_multi_dot_op._entry = _linalg_multi_dot_entry(Site(linalg_multi_dot_op))
+linalg_multi_dot_op._make_entry = _linalg_multi_dot_entry
+
+
+linalg_multi_dot_out_op = declare(
+    "aten::linalg_multi_dot.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_linalg_multi_dot_out_kernels = linalg_multi_dot_out_op.kernels
+
+
+def _linalg_multi_dot_out_entry(_site):
+    def linalg_multi_dot_out(tensors, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, linalg_multi_dot_out_op, tensors, out)
+            try:
+                tensors = tensor_list(tensors)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, linalg_multi_dot_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, linalg_multi_dot_out_op, tensors, out)
+            keyset = (list_keys(tensors) | out._keys | include) & _tls.keep
+            kernel = _linalg_multi_dot_out_kernels[keyset]
+            return kernel(keyset, tensors, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return linalg_multi_dot_out
+
+
+linalg_multi_dot_out = linalg_multi_dot_out_op._entry = _linalg_multi_dot_out_entry(
+    Site(linalg_multi_dot_out_op)
+)
+linalg_multi_dot_out_op._make_entry = _linalg_multi_dot_out_entry
+
+
+matrix_power_op = declare("aten::matrix_power(Tensor self, int n) -> Tensor")
+_matrix_power_kernels = matrix_power_op.kernels
+
+
+def _matrix_power_entry(_site):
+    def matrix_power(self, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, matrix_power_op, self, n)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, matrix_power_op, 0)
+                if n.__class__ is not int:
+                    n = int_arg(n, _site, matrix_power_op, 1)
+            except Overridden:
+                return handle_entry(_site, matrix_power_op, self, n)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _matrix_power_kernels[keyset]
+            return kernel(keyset, self, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return matrix_power
+
+
+matrix_power = matrix_power_op._entry = _matrix_power_entry(Site(matrix_power_op))
+matrix_power_op._make_entry = _matrix_power_entry
+
+
+matrix_power_out_op = declare(
+    "aten::matrix_power.out(Tensor self, int n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_matrix_power_out_kernels = matrix_power_out_op.kernels
+
+
+def _matrix_power_out_entry(_site):
+    def matrix_power_out(self, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, matrix_power_out_op, self, n, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, matrix_power_out_op, 0)
+                if n.__class__ is not int:
+                    n = int_arg(n, _site, matrix_power_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, matrix_power_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, matrix_power_out_op, self, n, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _matrix_power_out_kernels[keyset]
+            return kernel(keyset, self, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return matrix_power_out
+
+
+matrix_power_out = matrix_power_out_op._entry = _matrix_power_out_entry(Site(matrix_power_out_op))
+matrix_power_out_op._make_entry = _matrix_power_out_entry
+
+
+linalg_matrix_power_op = declare("aten::linalg_matrix_power(Tensor self, int n) -> Tensor")
+_linalg_matrix_power_kernels = linalg_matrix_power_op.kernels
+
+
+def _linalg_matrix_power_entry(_site):
+    def linalg_matrix_power(self, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, linalg_matrix_power_op, self, n)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, linalg_matrix_power_op, 0)
+                if n.__class__ is not int:
+                    n = int_arg(n, _site, linalg_matrix_power_op, 1)
+            except Overridden:
+                return handle_entry(_site, linalg_matrix_power_op, self, n)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _linalg_matrix_power_kernels[keyset]
+            return kernel(keyset, self, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return linalg_matrix_power
+
+
+linalg_matrix_power = linalg_matrix_power_op._entry = _linalg_matrix_power_entry(
+    Site(linalg_matrix_power_op)
+)
+linalg_matrix_power_op._make_entry = _linalg_matrix_power_entry
+
+
+linalg_matrix_power_out_op = declare(
+    "aten::linalg_matrix_power.out(Tensor self, int n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_linalg_matrix_power_out_kernels = linalg_matrix_power_out_op.kernels
+
+
+def _linalg_matrix_power_out_entry(_site):
+    def linalg_matrix_power_out(self, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, linalg_matrix_power_out_op, self, n, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, linalg_matrix_power_out_op, 0)
+                if n.__class__ is not int:
+                    n = int_arg(n, _site, linalg_matrix_power_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, linalg_matrix_power_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, linalg_matrix_power_out_op, self, n, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _linalg_matrix_power_out_kernels[keyset]
+            return kernel(keyset, self, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return linalg_matrix_power_out
+
+
+linalg_matrix_power_out = linalg_matrix_power_out_op._entry = _linalg_matrix_power_out_entry(
+    Site(linalg_matrix_power_out_op)
+)
+linalg_matrix_power_out_op._make_entry = _linalg_matrix_power_out_entry
+
+
+linalg_cross_op = declare("aten::linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor")
+_linalg_cross_kernels = linalg_cross_op.kernels
+
+
+def _linalg_cross_entry(_site):
+    def linalg_cross(self, other, *, dim=-1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, linalg_cross_op, self, other, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, linalg_cross_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, linalg_cross_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, linalg_cross_op, 2)
+            except Overridden:
+                return handle_entry(_site, linalg_cross_op, self, other, dim)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.linalg_cross(self, other, dim)
+                if result is not None:
+                    return result
+            kernel = _linalg_cross_kernels[keyset]
+            return kernel(keyset, self, other, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return linalg_cross
+
+
+linalg_cross = linalg_cross_op._entry = _linalg_cross_entry(Site(linalg_cross_op))
+linalg_cross_op._make_entry = _linalg_cross_entry
+
+
+linalg_cross_out_op = declare(
+    "aten::linalg_cross.out(Tensor self, Tensor other, *, int dim=-1, Tensor(a!) out) -> Tensor(a!)"
+)
+_linalg_cross_out_kernels = linalg_cross_out_op.kernels
+
+
+def _linalg_cross_out_entry(_site):
+    def linalg_cross_out(self, other, *, dim=-1, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, linalg_cross_out_op, self, other, dim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, linalg_cross_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, linalg_cross_out_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, linalg_cross_out_op, 2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, linalg_cross_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, linalg_cross_out_op, self, other, dim, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _linalg_cross_out_kernels[keyset]
+            return kernel(keyset, self, other, dim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return linalg_cross_out
+
+
+linalg_cross_out = linalg_cross_out_op._entry = _linalg_cross_out_entry(Site(linalg_cross_out_op))
+linalg_cross_out_op._make_entry = _linalg_cross_out_entry
+
+
+cross_op = declare("aten::cross(Tensor self, Tensor other, int? dim=None) -> Tensor")
+_cross_kernels = cross_op.kernels
+
+
+def _cross_entry(_site):
+    def cross(self, other, dim=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cross_op, self, other, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, cross_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, cross_op, 1)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, cross_op, 2)
+            except Overridden:
+                return handle_entry(_site, cross_op, self, other, dim)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _cross_kernels[keyset]
+            return kernel(keyset, self, other, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cross
+
+
+cross = cross_op._entry = _cross_entry(Site(cross_op))
+cross_op._make_entry = _cross_entry
+
+
+cross_out_op = declare(
+    "aten::cross.out(Tensor self, Tensor other, int? dim=None, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_cross_out_kernels = cross_out_op.kernels
+
+
+def _cross_out_entry(_site):
+    def cross_out(self, other, dim=None, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cross_out_op, self, other, dim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, cross_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, cross_out_op, 1)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, cross_out_op, 2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, cross_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, cross_out_op, self, other, dim, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _cross_out_kernels[keyset]
+            return kernel(keyset, self, other, dim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cross_out
+
+
+cross_out = cross_out_op._entry = _cross_out_entry(Site(cross_out_op))
+cross_out_op._make_entry = _cross_out_entry
+
+
+cdist_op = declare("aten::cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor")
+_cdist_kernels = cdist_op.kernels
+
+
+def _cdist_entry(_site):
+    def cdist(x1, x2, p=2, compute_mode=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cdist_op, x1, x2, p, compute_mode)
+            try:
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, cdist_op, 0)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, cdist_op, 1)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, cdist_op, 2)
+                if compute_mode is not None and compute_mode.__class__ is not int:
+                    compute_mode = int_arg(compute_mode, _site, cdist_op, 3)
+            except Overridden:
+                return handle_entry(_site, cdist_op, x1, x2, p, compute_mode)
+            keyset = (x1._keys | x2._keys | include) & _tls.keep
+            kernel = _cdist_kernels[keyset]
+            return kernel(keyset, x1, x2, p, compute_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cdist
+
+
+cdist = cdist_op._entry = _cdist_entry(Site(cdist_op))
+cdist_op._make_entry = _cdist_entry
+
+
+_cdist_forward_op = declare(
+    "aten::_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor"
+)
+__cdist_forward_kernels = _cdist_forward_op.kernels
+
+
+def __cdist_forward_entry(_site):
+    def _cdist_forward(x1, x2, p, compute_mode):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _cdist_forward_op, x1, x2, p, compute_mode)
+            try:
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, _cdist_forward_op, 0)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, _cdist_forward_op, 1)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, _cdist_forward_op, 2)
+                if compute_mode is not None and compute_mode.__class__ is not int:
+                    compute_mode = int_arg(compute_mode, _site, _cdist_forward_op, 3)
+            except Overridden:
+                return handle_entry(_site, _cdist_forward_op, x1, x2, p, compute_mode)
+            keyset = (x1._keys | x2._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (x1._keys & x2._keys) == PLAIN_KEYS:
+                result = plain_kernels._cdist_forward(x1, x2, p, compute_mode)
+                if result is not None:
+                    return result
+            kernel = __cdist_forward_kernels[keyset]
+            return kernel(keyset, x1, x2, p, compute_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _cdist_forward
+
+
+_cdist_forward = _cdist_forward_op._entry = __cdist_forward_entry(Site(_cdist_forward_op))
+_cdist_forward_op._make_entry = __cdist_forward_entry
+
+
+_cdist_forward_out_op = declare(
+    "aten::_cdist_forward.out(Tensor x1, Tensor x2, float p, int? compute_mode, *, Tensor(a!) out) -> Tensor(a!)"
+)
+__cdist_forward_out_kernels = _cdist_forward_out_op.kernels
+
+
+def __cdist_forward_out_entry(_site):
+    def _cdist_forward_out(x1, x2, p, compute_mode, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _cdist_forward_out_op, x1, x2, p, compute_mode, out)
+            try:
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, _cdist_forward_out_op, 0)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, _cdist_forward_out_op, 1)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, _cdist_forward_out_op, 2)
+                if compute_mode is not None and compute_mode.__class__ is not int:
+                    compute_mode = int_arg(compute_mode, _site, _cdist_forward_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, _cdist_forward_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, _cdist_forward_out_op, x1, x2, p, compute_mode, out)
+            keyset = (x1._keys | x2._keys | out._keys | include) & _tls.keep
+            kernel = __cdist_forward_out_kernels[keyset]
+            return kernel(keyset, x1, x2, p, compute_mode, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _cdist_forward_out
+
+
+_cdist_forward_out = _cdist_forward_out_op._entry = __cdist_forward_out_entry(
+    Site(_cdist_forward_out_op)
+)
+_cdist_forward_out_op._make_entry = __cdist_forward_out_entry
+
+
+_cdist_backward_op = declare(
+    "aten::_cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor"
+)
+__cdist_backward_kernels = _cdist_backward_op.kernels
+
+
+def __cdist_backward_entry(_site):
+    def _cdist_backward(grad, x1, x2, p, cdist):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _cdist_backward_op, grad, x1, x2, p, cdist)
+            try:
+                if grad.__class__ not in TENSOR_CLASSES:
+                    grad = tensor_arg(grad, _site, _cdist_backward_op, 0)
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, _cdist_backward_op, 1)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, _cdist_backward_op, 2)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, _cdist_backward_op, 3)
+                if cdist.__class__ not in TENSOR_CLASSES:
+                    cdist = tensor_arg(cdist, _site, _cdist_backward_op, 4)
+            except Overridden:
+                return handle_entry(_site, _cdist_backward_op, grad, x1, x2, p, cdist)
+            keyset = (grad._keys | x1._keys | x2._keys | cdist._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad._keys & x1._keys & x2._keys & cdist._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels._cdist_backward(grad, x1, x2, p, cdist)
+                if result is not None:
+                    return result
+            kernel = __cdist_backward_kernels[keyset]
+            return kernel(keyset, grad, x1, x2, p, cdist)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _cdist_backward
+
+
+_cdist_backward = _cdist_backward_op._entry = __cdist_backward_entry(Site(_cdist_backward_op))
+_cdist_backward_op._make_entry = __cdist_backward_entry
+
+
+_cdist_backward_out_op = declare(
+    "aten::_cdist_backward.out(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist, *, Tensor(a!) out) -> Tensor(a!)"
+)
+__cdist_backward_out_kernels = _cdist_backward_out_op.kernels
+
+
+def __cdist_backward_out_entry(_site):
+    def _cdist_backward_out(grad, x1, x2, p, cdist, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _cdist_backward_out_op, grad, x1, x2, p, cdist, out)
+            try:
+                if grad.__class__ not in TENSOR_CLASSES:
+                    grad = tensor_arg(grad, _site, _cdist_backward_out_op, 0)
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, _cdist_backward_out_op, 1)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, _cdist_backward_out_op, 2)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, _cdist_backward_out_op, 3)
+                if cdist.__class__ not in TENSOR_CLASSES:
+                    cdist = tensor_arg(cdist, _site, _cdist_backward_out_op, 4)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, _cdist_backward_out_op, 5)
+            except Overridden:
+                return handle_entry(_site, _cdist_backward_out_op, grad, x1, x2, p, cdist, out)
+            keyset = (
+                grad._keys | x1._keys | x2._keys | cdist._keys | out._keys | include
+            ) & _tls.keep
+            kernel = __cdist_backward_out_kernels[keyset]
+            return kernel(keyset, grad, x1, x2, p, cdist, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _cdist_backward_out
+
+
+_cdist_backward_out = _cdist_backward_out_op._entry = __cdist_backward_out_entry(
+    Site(_cdist_backward_out_op)
+)
+_cdist_backward_out_op._make_entry = __cdist_backward_out_entry
+
+
+_euclidean_dist_op = declare("aten::_euclidean_dist(Tensor x1, Tensor x2) -> Tensor")
+__euclidean_dist_kernels = _euclidean_dist_op.kernels
+
+
+def __euclidean_dist_entry(_site):
+    def _euclidean_dist(x1, x2):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _euclidean_dist_op, x1, x2)
+            try:
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, _euclidean_dist_op, 0)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, _euclidean_dist_op, 1)
+            except Overridden:
+                return handle_entry(_site, _euclidean_dist_op, x1, x2)
+            keyset = (x1._keys | x2._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (x1._keys & x2._keys) == PLAIN_KEYS:
+                result = plain_kernels._euclidean_dist(x1, x2)
+                if result is not None:
+                    return result
+            kernel = __euclidean_dist_kernels[keyset]
+            return kernel(keyset, x1, x2)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _euclidean_dist
+
+
+_euclidean_dist = _euclidean_dist_op._entry = __euclidean_dist_entry(Site(_euclidean_dist_op))
+_euclidean_dist_op._make_entry = __euclidean_dist_entry
+
+
+_euclidean_dist_out_op = declare(
+    "aten::_euclidean_dist.out(Tensor x1, Tensor x2, *, Tensor(a!) out) -> Tensor(a!)"
+)
+__euclidean_dist_out_kernels = _euclidean_dist_out_op.kernels
+
+
+def __euclidean_dist_out_entry(_site):
+    def _euclidean_dist_out(x1, x2, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _euclidean_dist_out_op, x1, x2, out)
+            try:
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, _euclidean_dist_out_op, 0)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, _euclidean_dist_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, _euclidean_dist_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, _euclidean_dist_out_op, x1, x2, out)
+            keyset = (x1._keys | x2._keys | out._keys | include) & _tls.keep
+            kernel = __euclidean_dist_out_kernels[keyset]
+            return kernel(keyset, x1, x2, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _euclidean_dist_out
+
+
+_euclidean_dist_out = _euclidean_dist_out_op._entry = __euclidean_dist_out_entry(
+    Site(_euclidean_dist_out_op)
+)
+_euclidean_dist_out_op._make_entry = __euclidean_dist_out_entry
+
+
+einsum_op = declare("aten::einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor")
+_einsum_kernels = einsum_op.kernels
+
+
+def _einsum_entry(_site):
+    def einsum(equation, tensors, *, path=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, einsum_op, equation, tensors, path)
+            try:
+                tensors = tensor_list(tensors, 1)
+                if path is not None and path.__class__ is not tuple:
+                    path = int_list(path, 1, _site, einsum_op, 2)
+            except Overridden:
+                return handle_entry(_site, einsum_op, equation, tensors, path)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _einsum_kernels[keyset]
+            return kernel(keyset, equation, tensors, path)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return einsum
+
+
+einsum = einsum_op._entry = _einsum_entry(Site(einsum_op))
+einsum_op._make_entry = _einsum_entry
+
+
 bilinear_op = declare(
     "aten::bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor"
 )

@@ -6576,6 +6576,476 @@ def baddbmm(self, batch1, batch2, beta, alpha):
     return out
 
 
+def addmv(self, mat, vec, beta, alpha):
+    self_data = self._data
+    mat_data = mat._data
+    vec_data = vec._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and mat_data.dtype is self_data.dtype
+        and vec_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        k.addmv_check(self, mat, vec)
+        result = k.addmv(self_data, mat_data, vec_data, beta, alpha)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or mat._rg or vec._rg):
+        grad_fn = _new(nodes.AddmvBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_mat = mat._grad_fn
+        if edge_mat is None:
+            edge_mat = grad_accumulator(mat) if mat._rg else None
+        elif mat._output_nr:
+            edge_mat = (edge_mat, mat._output_nr)
+        edge_vec = vec._grad_fn
+        if edge_vec is None:
+            edge_vec = grad_accumulator(vec) if vec._rg else None
+        elif vec._output_nr:
+            edge_vec = (edge_vec, vec._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_mat,
+            edge_vec,
+        )
+        grad_fn.alpha_ = alpha
+        grad_fn.beta_ = beta
+        grad_fn.mat_ = (
+            (mat if mat._vc is None and mat._grad_fn is None else SavedVariable(mat, False))
+            if vec._rg
+            else None
+        )
+        grad_fn.vec_ = (
+            (vec if vec._vc is None and vec._grad_fn is None else SavedVariable(vec, False))
+            if mat._rg
+            else None
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def addr(self, vec1, vec2, beta, alpha):
+    self_data = self._data
+    vec1_data = vec1._data
+    vec2_data = vec2._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and vec1_data.dtype is self_data.dtype
+        and vec2_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        k.addr_check(self, vec1, vec2)
+        result = k.addr(self_data, vec1_data, vec2_data, beta, alpha)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or vec1._rg or vec2._rg):
+        grad_fn = _new(nodes.AddrBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_vec1 = vec1._grad_fn
+        if edge_vec1 is None:
+            edge_vec1 = grad_accumulator(vec1) if vec1._rg else None
+        elif vec1._output_nr:
+            edge_vec1 = (edge_vec1, vec1._output_nr)
+        edge_vec2 = vec2._grad_fn
+        if edge_vec2 is None:
+            edge_vec2 = grad_accumulator(vec2) if vec2._rg else None
+        elif vec2._output_nr:
+            edge_vec2 = (edge_vec2, vec2._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_vec1,
+            edge_vec2,
+        )
+        grad_fn.alpha_ = alpha
+        grad_fn.beta_ = beta
+        grad_fn.vec1_ = (
+            (vec1 if vec1._vc is None and vec1._grad_fn is None else SavedVariable(vec1, False))
+            if vec2._rg
+            else None
+        )
+        grad_fn.vec2_ = (
+            (vec2 if vec2._vc is None and vec2._grad_fn is None else SavedVariable(vec2, False))
+            if vec1._rg
+            else None
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def addbmm(self, batch1, batch2, beta, alpha):
+    self_data = self._data
+    batch1_data = batch1._data
+    batch2_data = batch2._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and batch1_data.dtype is self_data.dtype
+        and batch2_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        k.addbmm_check(self, batch1, batch2)
+        result = k.addbmm(self_data, batch1_data, batch2_data, beta, alpha, None)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or batch1._rg or batch2._rg):
+        grad_fn = _new(nodes.AddbmmBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_batch1 = batch1._grad_fn
+        if edge_batch1 is None:
+            edge_batch1 = grad_accumulator(batch1) if batch1._rg else None
+        elif batch1._output_nr:
+            edge_batch1 = (edge_batch1, batch1._output_nr)
+        edge_batch2 = batch2._grad_fn
+        if edge_batch2 is None:
+            edge_batch2 = grad_accumulator(batch2) if batch2._rg else None
+        elif batch2._output_nr:
+            edge_batch2 = (edge_batch2, batch2._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_batch1,
+            edge_batch2,
+        )
+        grad_fn.alpha_ = alpha
+        grad_fn.batch1_ = (
+            (
+                batch1
+                if batch1._vc is None and batch1._grad_fn is None
+                else SavedVariable(batch1, False)
+            )
+            if batch2._rg
+            else None
+        )
+        grad_fn.batch1_sym_argsize_0_ = batch1._data.shape[0]
+        grad_fn.batch1_sym_argsize_1_ = batch1._data.shape[1]
+        grad_fn.batch2_ = (
+            (
+                batch2
+                if batch2._vc is None and batch2._grad_fn is None
+                else SavedVariable(batch2, False)
+            )
+            if batch1._rg
+            else None
+        )
+        grad_fn.batch2_sym_argsize_2_ = batch2._data.shape[2]
+        grad_fn.beta_ = beta
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def vdot(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.vdot(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.VdotBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_ = (
+            (other if other._vc is None and other._grad_fn is None else SavedVariable(other, False))
+            if self._rg
+            else None
+        )
+        grad_fn.self_ = (
+            (self if self._vc is None and self._grad_fn is None else SavedVariable(self, False))
+            if other._rg
+            else None
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def linalg_cross(self, other, dim):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        k.linalg_cross_check(self, other, dim)
+        result = k.linalg_cross(self_data, other_data, dim)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.LinalgCrossBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.dim_ = dim
+        grad_fn.other_ = (
+            (other if other._vc is None and other._grad_fn is None else SavedVariable(other, False))
+            if self._rg
+            else None
+        )
+        grad_fn.self_ = (
+            (self if self._vc is None and self._grad_fn is None else SavedVariable(self, False))
+            if other._rg
+            else None
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _cdist_forward(x1, x2, p, compute_mode):
+    x1_data = x1._data
+    x2_data = x2._data
+    if not (x1_data.dtype in PLAIN_FLOATS and x2_data.dtype is x1_data.dtype):
+        return None
+    try:
+        k.cdist_check(x1, x2) or k.cdist_impl_check(x1, x2, p, compute_mode)
+        result = k._cdist_forward(x1_data, x2_data, p, compute_mode)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (x1._rg or x2._rg):
+        grad_fn = _new(nodes.CdistBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_x1 = x1._grad_fn
+        if edge_x1 is None:
+            edge_x1 = grad_accumulator(x1) if x1._rg else None
+        elif x1._output_nr:
+            edge_x1 = (edge_x1, x1._output_nr)
+        edge_x2 = x2._grad_fn
+        if edge_x2 is None:
+            edge_x2 = grad_accumulator(x2) if x2._rg else None
+        elif x2._output_nr:
+            edge_x2 = (edge_x2, x2._output_nr)
+        grad_fn._next_edges = (
+            edge_x1,
+            edge_x2,
+        )
+        grad_fn.p_ = p
+        grad_fn.x1_ = x1 if x1._vc is None and x1._grad_fn is None else SavedVariable(x1, False)
+        grad_fn.x2_ = x2 if x2._vc is None and x2._grad_fn is None else SavedVariable(x2, False)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
+def _cdist_backward(grad, x1, x2, p, cdist):
+    grad_data = grad._data
+    x1_data = x1._data
+    x2_data = x2._data
+    cdist_data = cdist._data
+    if not (
+        grad_data.dtype in PLAIN_FLOATS
+        and x1_data.dtype is grad_data.dtype
+        and x2_data.dtype is grad_data.dtype
+        and cdist_data.dtype is grad_data.dtype
+    ):
+        return None
+    try:
+        result = k._cdist_backward(grad_data, x1_data, x2_data, p, cdist_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad._rg or x1._rg or x2._rg or cdist._rg):
+        grad_fn = _new(nodes.CdistBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad = grad._grad_fn
+        if edge_grad is None:
+            edge_grad = grad_accumulator(grad) if grad._rg else None
+        elif grad._output_nr:
+            edge_grad = (edge_grad, grad._output_nr)
+        edge_x1 = x1._grad_fn
+        if edge_x1 is None:
+            edge_x1 = grad_accumulator(x1) if x1._rg else None
+        elif x1._output_nr:
+            edge_x1 = (edge_x1, x1._output_nr)
+        edge_x2 = x2._grad_fn
+        if edge_x2 is None:
+            edge_x2 = grad_accumulator(x2) if x2._rg else None
+        elif x2._output_nr:
+            edge_x2 = (edge_x2, x2._output_nr)
+        edge_cdist = cdist._grad_fn
+        if edge_cdist is None:
+            edge_cdist = grad_accumulator(cdist) if cdist._rg else None
+        elif cdist._output_nr:
+            edge_cdist = (edge_cdist, cdist._output_nr)
+        grad_fn._next_edges = (
+            edge_grad,
+            edge_x1,
+            edge_x2,
+            edge_cdist,
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _euclidean_dist(x1, x2):
+    x1_data = x1._data
+    x2_data = x2._data
+    if not (x1_data.dtype in PLAIN_FLOATS and x2_data.dtype is x1_data.dtype):
+        return None
+    try:
+        result = k._euclidean_dist(x1_data, x2_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (x1._rg or x2._rg):
+        grad_fn = _new(nodes.EuclideanDistBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_x1 = x1._grad_fn
+        if edge_x1 is None:
+            edge_x1 = grad_accumulator(x1) if x1._rg else None
+        elif x1._output_nr:
+            edge_x1 = (edge_x1, x1._output_nr)
+        edge_x2 = x2._grad_fn
+        if edge_x2 is None:
+            edge_x2 = grad_accumulator(x2) if x2._rg else None
+        elif x2._output_nr:
+            edge_x2 = (edge_x2, x2._output_nr)
+        grad_fn._next_edges = (
+            edge_x1,
+            edge_x2,
+        )
+        grad_fn.x1_ = x1 if x1._vc is None and x1._grad_fn is None else SavedVariable(x1, False)
+        grad_fn.x2_ = x2 if x2._vc is None and x2._grad_fn is None else SavedVariable(x2, False)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
 def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
     i1_data = i1._data
     i2_data = i2._data

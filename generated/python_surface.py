@@ -543,6 +543,81 @@ FUNCTIONS = {
         ops.baddbmm_op,
         ops.baddbmm_out_op,
     ),
+    "addmv": (
+        ops.addmv_op,
+        ops.addmv_out_op,
+    ),
+    "addmv_": (ops.addmv__op,),
+    "addr": (
+        ops.addr_op,
+        ops.addr_out_op,
+    ),
+    "addbmm": (
+        ops.addbmm_op,
+        ops.addbmm_out_op,
+    ),
+    "vdot": (
+        ops.vdot_op,
+        ops.vdot_out_op,
+    ),
+    "outer": (
+        ops.outer_op,
+        ops.outer_out_op,
+    ),
+    "ger": (
+        ops.ger_op,
+        ops.ger_out_op,
+    ),
+    "inner": (
+        ops.inner_op,
+        ops.inner_out_op,
+    ),
+    "kron": (
+        ops.kron_op,
+        ops.kron_out_op,
+    ),
+    "tensordot": (
+        ops.tensordot_op,
+        ops.tensordot_out_op,
+    ),
+    "chain_matmul": (
+        ops.chain_matmul_op,
+        ops.chain_matmul_out_op,
+    ),
+    "linalg_multi_dot": (
+        ops.linalg_multi_dot_op,
+        ops.linalg_multi_dot_out_op,
+    ),
+    "matrix_power": (
+        ops.matrix_power_op,
+        ops.matrix_power_out_op,
+    ),
+    "linalg_matrix_power": (
+        ops.linalg_matrix_power_op,
+        ops.linalg_matrix_power_out_op,
+    ),
+    "linalg_cross": (
+        ops.linalg_cross_op,
+        ops.linalg_cross_out_op,
+    ),
+    "cross": (
+        ops.cross_op,
+        ops.cross_out_op,
+    ),
+    "cdist": (ops.cdist_op,),
+    "_cdist_forward": (
+        ops._cdist_forward_op,
+        ops._cdist_forward_out_op,
+    ),
+    "_cdist_backward": (
+        ops._cdist_backward_op,
+        ops._cdist_backward_out_op,
+    ),
+    "_euclidean_dist": (
+        ops._euclidean_dist_op,
+        ops._euclidean_dist_out_op,
+    ),
+    "einsum": (ops.einsum_op,),
     "bilinear": (ops.bilinear_op,),
     "_trilinear": (ops._trilinear_op,),
     "addmm": (ops.addmm_op,),
@@ -1443,6 +1518,27 @@ dot = function("dot", FUNCTIONS["dot"])
 mv = function("mv", FUNCTIONS["mv"])
 matmul = function("matmul", FUNCTIONS["matmul"])
 baddbmm = function("baddbmm", FUNCTIONS["baddbmm"])
+addmv = function("addmv", FUNCTIONS["addmv"])
+addmv_ = function("addmv_", FUNCTIONS["addmv_"])
+addr = function("addr", FUNCTIONS["addr"])
+addbmm = function("addbmm", FUNCTIONS["addbmm"])
+vdot = function("vdot", FUNCTIONS["vdot"])
+outer = function("outer", FUNCTIONS["outer"])
+ger = function("ger", FUNCTIONS["ger"])
+inner = function("inner", FUNCTIONS["inner"])
+kron = function("kron", FUNCTIONS["kron"])
+tensordot = function("tensordot", FUNCTIONS["tensordot"])
+chain_matmul = function("chain_matmul", FUNCTIONS["chain_matmul"])
+linalg_multi_dot = function("linalg_multi_dot", FUNCTIONS["linalg_multi_dot"])
+matrix_power = function("matrix_power", FUNCTIONS["matrix_power"])
+linalg_matrix_power = function("linalg_matrix_power", FUNCTIONS["linalg_matrix_power"])
+linalg_cross = function("linalg_cross", FUNCTIONS["linalg_cross"])
+cross = function("cross", FUNCTIONS["cross"])
+cdist = function("cdist", FUNCTIONS["cdist"])
+_cdist_forward = function("_cdist_forward", FUNCTIONS["_cdist_forward"])
+_cdist_backward = function("_cdist_backward", FUNCTIONS["_cdist_backward"])
+_euclidean_dist = function("_euclidean_dist", FUNCTIONS["_euclidean_dist"])
+einsum = function("einsum", FUNCTIONS["einsum"])
 bilinear = function("bilinear", FUNCTIONS["bilinear"])
 _trilinear = function("_trilinear", FUNCTIONS["_trilinear"])
 addmm = function("addmm", FUNCTIONS["addmm"])

@@ -339,6 +339,94 @@ def _matmul_composite(keyset, self, other):
     return decompositions.matmul(self, other)
 
 
+def _outer_composite(keyset, self, vec2):
+    return decompositions.outer(self, vec2)
+
+
+def _outer_out_composite(keyset, self, vec2, out):
+    return decompositions.outer_out(self, vec2, out)
+
+
+def _ger_composite(keyset, self, vec2):
+    return decompositions.ger(self, vec2)
+
+
+def _ger_out_composite(keyset, self, vec2, out):
+    return decompositions.ger_out(self, vec2, out)
+
+
+def _inner_composite(keyset, self, other):
+    return decompositions.inner(self, other)
+
+
+def _inner_out_composite(keyset, self, other, out):
+    return decompositions.inner_out(self, other, out)
+
+
+def _kron_composite(keyset, self, other):
+    return decompositions.kron(self, other)
+
+
+def _kron_out_composite(keyset, self, other, out):
+    return decompositions.kron_out(self, other, out)
+
+
+def _tensordot_composite(keyset, self, other, dims_self, dims_other):
+    return decompositions.tensordot(self, other, dims_self, dims_other)
+
+
+def _tensordot_out_composite(keyset, self, other, dims_self, dims_other, out):
+    return decompositions.tensordot_out(self, other, dims_self, dims_other, out)
+
+
+def _chain_matmul_composite(keyset, matrices):
+    return decompositions.chain_matmul(matrices)
+
+
+def _chain_matmul_out_composite(keyset, matrices, out):
+    return decompositions.chain_matmul_out(matrices, out)
+
+
+def _linalg_multi_dot_composite(keyset, tensors):
+    return decompositions.linalg_multi_dot(tensors)
+
+
+def _linalg_multi_dot_out_composite(keyset, tensors, out):
+    return decompositions.linalg_multi_dot_out(tensors, out)
+
+
+def _matrix_power_composite(keyset, self, n):
+    return decompositions.matrix_power(self, n)
+
+
+def _matrix_power_out_composite(keyset, self, n, out):
+    return decompositions.matrix_power_out(self, n, out)
+
+
+def _linalg_matrix_power_composite(keyset, self, n):
+    return decompositions.linalg_matrix_power(self, n)
+
+
+def _linalg_matrix_power_out_composite(keyset, self, n, out):
+    return decompositions.linalg_matrix_power_out(self, n, out)
+
+
+def _cross_composite(keyset, self, other, dim):
+    return decompositions.cross(self, other, dim)
+
+
+def _cross_out_composite(keyset, self, other, dim, out):
+    return decompositions.cross_out(self, other, dim, out)
+
+
+def _cdist_composite(keyset, x1, x2, p, compute_mode):
+    return decompositions.cdist(x1, x2, p, compute_mode)
+
+
+def _einsum_composite(keyset, equation, tensors, path):
+    return decompositions.einsum(equation, tensors, path)
+
+
 def _bilinear_composite(keyset, input1, input2, weight, bias):
     return decompositions.bilinear(input1, input2, weight, bias)
 
@@ -1641,6 +1729,25 @@ def register_all():
     ops.baddbmm_op.register_kernel(CPU, cpu_kernels.baddbmm)
     ops.baddbmm__op.register_kernel(CPU, cpu_kernels.baddbmm_)
     ops.baddbmm_out_op.register_kernel(CPU, cpu_kernels.baddbmm_out)
+    ops.addmv_op.register_kernel(CPU, cpu_kernels.addmv)
+    ops.addmv__op.register_kernel(CPU, cpu_kernels.addmv_)
+    ops.addmv_out_op.register_kernel(CPU, cpu_kernels.addmv_out)
+    ops.addr_op.register_kernel(CPU, cpu_kernels.addr)
+    ops.addr__op.register_kernel(CPU, cpu_kernels.addr_)
+    ops.addr_out_op.register_kernel(CPU, cpu_kernels.addr_out)
+    ops.addbmm_op.register_kernel(CPU, cpu_kernels.addbmm)
+    ops.addbmm__op.register_kernel(CPU, cpu_kernels.addbmm_)
+    ops.addbmm_out_op.register_kernel(CPU, cpu_kernels.addbmm_out)
+    ops.vdot_op.register_kernel(CPU, cpu_kernels.vdot)
+    ops.vdot_out_op.register_kernel(CPU, cpu_kernels.vdot_out)
+    ops.linalg_cross_op.register_kernel(CPU, cpu_kernels.linalg_cross)
+    ops.linalg_cross_out_op.register_kernel(CPU, cpu_kernels.linalg_cross_out)
+    ops._cdist_forward_op.register_kernel(CPU, cpu_kernels._cdist_forward)
+    ops._cdist_forward_out_op.register_kernel(CPU, cpu_kernels._cdist_forward_out)
+    ops._cdist_backward_op.register_kernel(CPU, cpu_kernels._cdist_backward)
+    ops._cdist_backward_out_op.register_kernel(CPU, cpu_kernels._cdist_backward_out)
+    ops._euclidean_dist_op.register_kernel(CPU, cpu_kernels._euclidean_dist)
+    ops._euclidean_dist_out_op.register_kernel(CPU, cpu_kernels._euclidean_dist_out)
     ops._trilinear_op.register_kernel(CPU, cpu_kernels._trilinear)
     ops.addmm_op.register_kernel(CPU, cpu_kernels.addmm)
     ops.native_layer_norm_op.register_kernel(CPU, cpu_kernels.native_layer_norm)
@@ -2633,6 +2740,17 @@ def register_all():
     ops.mv_op.register_kernel(AUTOGRAD, autograd_kernels.mv)
     ops.baddbmm_op.register_kernel(AUTOGRAD, autograd_kernels.baddbmm)
     ops.baddbmm__op.register_kernel(AUTOGRAD, autograd_kernels.baddbmm_)
+    ops.addmv_op.register_kernel(AUTOGRAD, autograd_kernels.addmv)
+    ops.addmv__op.register_kernel(AUTOGRAD, autograd_kernels.addmv_)
+    ops.addr_op.register_kernel(AUTOGRAD, autograd_kernels.addr)
+    ops.addr__op.register_kernel(AUTOGRAD, autograd_kernels.addr_)
+    ops.addbmm_op.register_kernel(AUTOGRAD, autograd_kernels.addbmm)
+    ops.addbmm__op.register_kernel(AUTOGRAD, autograd_kernels.addbmm_)
+    ops.vdot_op.register_kernel(AUTOGRAD, autograd_kernels.vdot)
+    ops.linalg_cross_op.register_kernel(AUTOGRAD, autograd_kernels.linalg_cross)
+    ops._cdist_forward_op.register_kernel(AUTOGRAD, autograd_kernels._cdist_forward)
+    ops._cdist_backward_op.register_kernel(AUTOGRAD, autograd_kernels._cdist_backward)
+    ops._euclidean_dist_op.register_kernel(AUTOGRAD, autograd_kernels._euclidean_dist)
     ops._trilinear_op.register_kernel(AUTOGRAD, autograd_kernels._trilinear)
     ops.addmm_op.register_kernel(AUTOGRAD, autograd_kernels.addmm)
     ops.native_layer_norm_op.register_kernel(AUTOGRAD, autograd_kernels.native_layer_norm)
@@ -3111,6 +3229,14 @@ def register_all():
     ops.minimum_out_op.register_kernel(AUTOGRAD, autograd_kernels.minimum_out)
     ops.mm_out_op.register_kernel(AUTOGRAD, autograd_kernels.mm_out)
     ops.baddbmm_out_op.register_kernel(AUTOGRAD, autograd_kernels.baddbmm_out)
+    ops.addmv_out_op.register_kernel(AUTOGRAD, autograd_kernels.addmv_out)
+    ops.addr_out_op.register_kernel(AUTOGRAD, autograd_kernels.addr_out)
+    ops.addbmm_out_op.register_kernel(AUTOGRAD, autograd_kernels.addbmm_out)
+    ops.vdot_out_op.register_kernel(AUTOGRAD, autograd_kernels.vdot_out)
+    ops.linalg_cross_out_op.register_kernel(AUTOGRAD, autograd_kernels.linalg_cross_out)
+    ops._cdist_forward_out_op.register_kernel(AUTOGRAD, autograd_kernels._cdist_forward_out)
+    ops._cdist_backward_out_op.register_kernel(AUTOGRAD, autograd_kernels._cdist_backward_out)
+    ops._euclidean_dist_out_op.register_kernel(AUTOGRAD, autograd_kernels._euclidean_dist_out)
     ops.cat_out_op.register_kernel(AUTOGRAD, autograd_kernels.cat_out)
     ops.narrow_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.narrow_copy_out)
     ops.flip_out_op.register_kernel(AUTOGRAD, autograd_kernels.flip_out)
@@ -3552,6 +3678,25 @@ def register_all():
     ops.mm_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mm_out)
     ops.baddbmm__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.baddbmm_)
     ops.baddbmm_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.baddbmm_out)
+    ops.addmv__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.addmv_)
+    ops.addmv_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.addmv_out)
+    ops.addr__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.addr_)
+    ops.addr_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.addr_out)
+    ops.addbmm__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.addbmm_)
+    ops.addbmm_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.addbmm_out)
+    ops.vdot_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.vdot_out)
+    ops.linalg_cross_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.linalg_cross_out
+    )
+    ops._cdist_forward_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels._cdist_forward_out
+    )
+    ops._cdist_backward_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels._cdist_backward_out
+    )
+    ops._euclidean_dist_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels._euclidean_dist_out
+    )
     ops.rsqrt__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.rsqrt_)
     ops.squeeze__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze_)
     ops.squeeze__dim_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze__dim)
@@ -4180,6 +4325,52 @@ def register_all():
     ops.ctc_loss_Tensor_op.register_kernel(AUTOGRAD | CPU, _ctc_loss_Tensor_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.matmul_op.register_kernel(AUTOGRAD | CPU, _matmul_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.outer_op.register_kernel(AUTOGRAD | CPU, _outer_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.outer_out_op.register_kernel(AUTOGRAD | CPU, _outer_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.ger_op.register_kernel(AUTOGRAD | CPU, _ger_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.ger_out_op.register_kernel(AUTOGRAD | CPU, _ger_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.inner_op.register_kernel(AUTOGRAD | CPU, _inner_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.inner_out_op.register_kernel(AUTOGRAD | CPU, _inner_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.kron_op.register_kernel(AUTOGRAD | CPU, _kron_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.kron_out_op.register_kernel(AUTOGRAD | CPU, _kron_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.tensordot_op.register_kernel(AUTOGRAD | CPU, _tensordot_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.tensordot_out_op.register_kernel(AUTOGRAD | CPU, _tensordot_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.chain_matmul_op.register_kernel(AUTOGRAD | CPU, _chain_matmul_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.chain_matmul_out_op.register_kernel(AUTOGRAD | CPU, _chain_matmul_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.linalg_multi_dot_op.register_kernel(AUTOGRAD | CPU, _linalg_multi_dot_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.linalg_multi_dot_out_op.register_kernel(AUTOGRAD | CPU, _linalg_multi_dot_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.matrix_power_op.register_kernel(AUTOGRAD | CPU, _matrix_power_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.matrix_power_out_op.register_kernel(AUTOGRAD | CPU, _matrix_power_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.linalg_matrix_power_op.register_kernel(AUTOGRAD | CPU, _linalg_matrix_power_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.linalg_matrix_power_out_op.register_kernel(
+        AUTOGRAD | CPU, _linalg_matrix_power_out_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.cross_op.register_kernel(AUTOGRAD | CPU, _cross_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.cross_out_op.register_kernel(AUTOGRAD | CPU, _cross_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.cdist_op.register_kernel(AUTOGRAD | CPU, _cdist_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.einsum_op.register_kernel(AUTOGRAD | CPU, _einsum_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.bilinear_op.register_kernel(AUTOGRAD | CPU, _bilinear_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -452,3 +452,5 @@ from .unary_math_decompositions import *  # noqa: E402,F401,F403
 from .special_decompositions import *  # noqa: E402,F401,F403
 # The binary math composites: arctan2, true_divide, float_power (issue 15; its __all__).
 from .binary_math_decompositions import *  # noqa: E402,F401,F403
+# The matmul family's composites (issue 15; its __all__).
+from .matmul_decompositions import *  # noqa: E402,F401,F403

@@ -17,7 +17,11 @@ __all__ = [
     "broadcast_shapes",
     "broadcast_tensors",
     "cartesian_prod",
+    "cdist",
+    "chain_matmul",
+    "einsum",
     "meshgrid",
+    "tensordot",
     "unique",
     "unique_consecutive",
 ]
@@ -151,3 +155,100 @@ def unique_consecutive(
 _unique, _unique_consecutive = unique, unique_consecutive
 unique = overridable(_unique, builtin=False, qualname="unique")
 unique_consecutive = overridable(_unique_consecutive, builtin=False, qualname="unique_consecutive")
+
+
+# ---- the matmul family (issue 15) ----------------------------------------------------------
+
+
+@overridable(builtin=False, qualname="tensordot")
+def tensordot(a, b, dims=2, out=None):
+    """torch.tensordot: ``dims`` as a count (the last ``dims`` of a with the first of b), two
+    lists, or a tensor of either, handed to the aten op as two lists."""
+    from .tensor import Tensor
+
+    if isinstance(dims, bool) or not isinstance(dims, (tuple, list, Tensor, int)):
+        raise RuntimeError(
+            "tensordot expects dims to be int or tuple[list[int], list[int]] or "
+            f"list[list[int]] containing two lists, but got dims={dims}"
+        )
+    dims_a, dims_b = [], []
+    if isinstance(dims, (tuple, list)):
+        dims_a, dims_b = dims
+    if isinstance(dims, Tensor):
+        if dims.numel() > 1:
+            if dims.size()[0] != 2:
+                raise AssertionError(
+                    f"dims tensor must have size 2 in first dimension, got {dims.size()[0]}"
+                )
+            dims_a, dims_b = dims[0].tolist(), dims[1].tolist()
+        else:
+            count = int(dims.item())
+            if count < 0:
+                raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+            dims_a, dims_b = list(range(-count, 0)), list(range(count))
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(a.dim(), b.dim()):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        dims_a, dims_b = list(range(-dims, 0)), list(range(dims))
+    if out is None:
+        return aten.tensordot(a, b, dims_a, dims_b)
+    return aten.tensordot_out(a, b, dims_a, dims_b, out=out)
+
+
+@overridable(builtin=False, qualname="chain_matmul")
+def chain_matmul(*matrices, out=None):
+    if out is None:
+        return aten.chain_matmul(list(matrices))
+    return aten.chain_matmul_out(list(matrices), out=out)
+
+
+_CDIST_MODES = {
+    "use_mm_for_euclid_dist_if_necessary": None,
+    "use_mm_for_euclid_dist": 1,
+    "donot_use_mm_for_euclid_dist": 2,
+}
+
+
+@overridable(builtin=False, qualname="cdist")
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    return aten.cdist(x1, x2, p, _CDIST_MODES[compute_mode])
+
+
+def _einsum_subscript(n) -> str:
+    if n is Ellipsis:
+        return "..."
+    if 0 <= n < 26:
+        return chr(ord("A") + n)
+    if 26 <= n < 52:
+        return chr(ord("a") + n - 26)
+    raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+
+
+@overridable(builtin=False, qualname="einsum")
+def einsum(*args):
+    """torch.einsum: an equation and operands (or one list of them), or the sublist format
+    (operand, subscripts, ..., [output subscripts]). opt_einsum is not used: the operands
+    contract left to right, as torch without it."""
+    from .tensor import Tensor
+
+    if len(args) < 2:
+        raise ValueError(
+            "einsum(): must specify the equation string and at least one operand, "
+            "or at least one operand and its subscripts list"
+        )
+    if isinstance(args[0], Tensor):
+        equation = ",".join("".join(_einsum_subscript(s) for s in sub) for sub in args[1::2])
+        if len(args) % 2 == 1:
+            equation += "->" + "".join(_einsum_subscript(s) for s in args[-1])
+            operands = args[:-1:2]
+        else:
+            operands = args[::2]
+    else:
+        equation, operands = args[0], args[1:]
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        return einsum(equation, *operands[0])
+    return aten.einsum(equation, list(operands))

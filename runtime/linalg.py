@@ -23,7 +23,16 @@ from .svd_kernels import LinAlgError
 from .tensor import Tensor
 from .type_promotion import promote_types
 
-__all__ = ["LinAlgError", "matrix_norm", "svd", "svdvals", "vector_norm"]
+__all__ = [
+    "LinAlgError",
+    "cross",
+    "matrix_norm",
+    "matrix_power",
+    "multi_dot",
+    "svd",
+    "svdvals",
+    "vector_norm",
+]
 
 vector_norm = _overloaded(
     "linalg_vector_norm",
@@ -32,6 +41,13 @@ vector_norm = _overloaded(
     varargs=False,
 )
 svd = _overloaded("linalg_svd", "linalg.svd", _FUNCTIONS["linalg_svd"], varargs=False)
+multi_dot = _overloaded(
+    "linalg_multi_dot", "linalg.multi_dot", _FUNCTIONS["linalg_multi_dot"], varargs=False
+)
+matrix_power = _overloaded(
+    "linalg_matrix_power", "linalg.matrix_power", _FUNCTIONS["linalg_matrix_power"], varargs=False
+)
+cross = _overloaded("linalg_cross", "linalg.cross", _FUNCTIONS["linalg_cross"], varargs=False)
 svdvals = _overloaded(
     "linalg_svdvals", "linalg.svdvals", _FUNCTIONS["linalg_svdvals"], varargs=False
 )

@@ -2334,3 +2334,6 @@ from .special_kernels import *  # noqa: E402,F401,F403
 
 # The binary math ops' kernels (issue 15; its __all__), named k.<fn> in the YAML.
 from .binary_math_kernels import *  # noqa: E402,F401,F403
+
+# The matmul family's kernels (issue 15; its __all__), named k.<fn> in the YAML.
+from .matmul_kernels import *  # noqa: E402,F401,F403

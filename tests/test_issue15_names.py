@@ -118,3 +118,47 @@ def test_every_op_issue_15_point_2_names_exists_but_those_listed_as_not_yet(torc
         op, overload = name.split(".")
         assert hasattr(getattr(torch.ops.aten, op), overload), name
     assert _missing_binary() == NOT_YET_BINARY
+
+
+# ---- issue 15 point 3: the matmul family ----------------------------------------------------
+
+_MATMUL = """
+addmv addr addbmm outer ger vdot inner kron tensordot chain_matmul matrix_power cross cdist
+einsum
+""".split()
+
+#: torch's functions of point 3 (torch.addmv_ is a function too; addr_ and addbmm_ are not)
+MATMUL_FUNCTIONS = _MATMUL + ["addmv_"]
+
+#: torch's Tensor methods of point 3 (tensordot, chain_matmul, cdist and einsum are
+#: functions only) and their in-place variants
+MATMUL_METHODS = [
+    n for n in _MATMUL if n not in ("tensordot", "chain_matmul", "cdist", "einsum")
+] + ["addmv_", "addr_", "addbmm_"]
+
+MATMUL_LINALG = ["multi_dot", "matrix_power", "cross"]
+
+#: what point 3 names and opgrad does not have yet
+NOT_YET_MATMUL = {
+    "function": set(),
+    "method": set(),
+    "linalg": set(),
+}
+
+
+def _missing_matmul():
+    return {
+        "function": {n for n in MATMUL_FUNCTIONS if not hasattr(og, n)},
+        "method": {n for n in MATMUL_METHODS if not hasattr(og.Tensor, n)},
+        "linalg": {n for n in MATMUL_LINALG if not hasattr(og.linalg, n)},
+    }
+
+
+def test_every_op_issue_15_point_3_names_exists_but_those_listed_as_not_yet(torch):
+    for name in MATMUL_FUNCTIONS:
+        assert hasattr(torch, name), name
+    for name in MATMUL_METHODS:
+        assert hasattr(torch.Tensor, name), name
+    for name in MATMUL_LINALG:
+        assert hasattr(torch.linalg, name), name
+    assert _missing_matmul() == NOT_YET_MATMUL

@@ -687,6 +687,26 @@ def _seen_overloads(monkeypatch):
     return set(mode.log), seen
 
 
+# the matmul family (issue 15 point 3): test_matmul_family.py compares each with torch and
+# test_opinfo.py runs torch's samples
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_matmul_family.py and test_opinfo.py"
+        for name in (
+            "addmv.default addmv_.default addmv.out addr.default addr_.default addr.out "
+            "addbmm.default addbmm_.default addbmm.out vdot.default vdot.out outer.default "
+            "outer.out ger.default ger.out inner.default inner.out kron.default kron.out "
+            "tensordot.default tensordot.out chain_matmul.default chain_matmul.out "
+            "linalg_multi_dot.default linalg_multi_dot.out matrix_power.default matrix_power.out "
+            "linalg_matrix_power.default linalg_matrix_power.out linalg_cross.default "
+            "linalg_cross.out cross.default cross.out cdist.default _cdist_forward.default "
+            "_cdist_forward.out _cdist_backward.default _cdist_backward.out "
+            "_euclidean_dist.default _euclidean_dist.out einsum.default"
+        ).split()
+    }
+)
+
+
 def test_every_yaml_overload_is_compared_with_pytorch(monkeypatch):
     pytest.importorskip("yaml")
     overloads = _all_overloads()

@@ -711,3 +711,5 @@ from .unary_math_manual import *  # noqa: E402,F401,F403
 from .special_manual import *  # noqa: E402,F401,F403
 # The binary math ops' formula helpers (issue 15; its __all__).
 from .binary_math_manual import *  # noqa: E402,F401,F403
+# The matmul family's formula helpers (issue 15; its __all__).
+from .matmul_manual import *  # noqa: E402,F401,F403
