@@ -20,6 +20,8 @@ import pytest
 
 import opgrad as og
 from torch_oracle import (
+    assert_close_values,
+    outcome_on_data,
     aten_log,
     assert_same_error,
     assert_same_saved_fields,
@@ -62,29 +64,12 @@ TOLERANCE = {"float64": (1e-12, 1e-300), "float32": (1e-6, 1e-37), "float16": (2
 
 
 def _outcome(call, lib, data, dtype):
-    try:
-        with np.errstate(all="ignore"):
-            result = call(lib, lib.tensor(data, dtype=getattr(lib, dtype)))
-    except Exception as exc:  # noqa: BLE001 - compared by type and text
-        return type(exc).__name__, str(exc).replace("torch", "LIB").replace("opgrad", "LIB")
-    return "ok", result
+    return outcome_on_data(call, lib, data, dtype)
 
 
 def _assert_close(got, expected, dtype, what):
-    assert dtype_name(got.dtype) == dtype_name(expected.dtype), what
-    assert tuple(got.shape) == tuple(expected.shape), what
-    e = expected.detach().numpy()
-    g = np.asarray(got.detach().tolist(), dtype=e.dtype).reshape(e.shape)
-    if e.dtype.kind != "f":
-        np.testing.assert_array_equal(g, e, err_msg=what)
-        return
     rtol, atol = TOLERANCE.get(dtype, TOLERANCE["float32"])
-    ef, gf = e.astype(np.float64), g.astype(np.float64)
-    assert (np.isnan(ef) == np.isnan(gf)).all(), what
-    assert (np.isinf(ef) == np.isinf(gf)).all() and (ef[np.isinf(ef)] == gf[np.isinf(gf)]).all()
-    np.testing.assert_allclose(gf, ef, rtol=rtol, atol=atol, err_msg=what)
-    zero = ef == 0
-    assert (np.signbit(ef[zero]) == np.signbit(gf[zero])).all(), f"{what}: signed zeros"
+    assert_close_values(got, expected, rtol, atol, what, signed_zeros=True)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "int64", "int32", "bool"])

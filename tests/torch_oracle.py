@@ -127,6 +127,36 @@ def assert_same_tensor(got, expected, *, rtol=None, atol=None, what="tensor"):
         np.testing.assert_array_equal(got_np, exp_np, err_msg=what)
 
 
+def outcome_on_data(call, lib, data, dtype: str):
+    """``('ok', call(lib, lib.tensor(data, dtype)))`` or the exception's type and normalised
+    text (numpy's floating-point warnings silenced: they are no part of the comparison)."""
+    try:
+        with np.errstate(all="ignore"):
+            return "ok", call(lib, lib.tensor(data, dtype=getattr(lib, dtype)))
+    except Exception as exc:  # noqa: BLE001 - compared by type and text
+        return type(exc).__name__, message(exc)
+
+
+def assert_close_values(got, expected, rtol, atol, what, signed_zeros=False):
+    """opgrad's tensor ``got`` has torch's dtype, shape and values: integers exactly, floats
+    to rtol/atol with NaN and infinities in the same places (and signed zeros, if asked)."""
+    assert dtype_name(got.dtype) == dtype_name(expected.dtype), what
+    assert tuple(got.shape) == tuple(expected.shape), what
+    e = expected.detach().numpy()
+    g = np.asarray(got.detach().tolist(), dtype=e.dtype).reshape(e.shape)
+    if e.dtype.kind != "f":
+        np.testing.assert_array_equal(g, e, err_msg=what)
+        return
+    ef, gf = e.astype(np.float64), g.astype(np.float64)
+    assert (np.isnan(ef) == np.isnan(gf)).all(), (what, ef, gf)
+    inf = np.isinf(ef)
+    assert (inf == np.isinf(gf)).all() and (ef[inf] == gf[inf]).all(), (what, ef, gf)
+    np.testing.assert_allclose(gf, ef, rtol=rtol, atol=atol, err_msg=what)
+    if signed_zeros:
+        zero = ef == 0
+        assert (np.signbit(ef[zero]) == np.signbit(gf[zero])).all(), f"{what}: signed zeros"
+
+
 def rng_for(*key) -> np.random.Generator:
     """A numpy generator seeded from a readable key (stable across runs)."""
     return np.random.default_rng(zlib.crc32(repr(key).encode()))
