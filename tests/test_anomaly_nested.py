@@ -70,8 +70,9 @@ def _nested(lib, anomaly_in_forward: bool):
                     gsum.backward()
         except RuntimeError as exc:
             error = str(exc)
-    # numpy's own warning for 0 / 0 in the backward (opgrad's kernels do not silence
-    # numpy's floating-point warnings; torch has none): not anomaly mode's business
+    # numpy's own warning for 0 / 0 in the backward: opgrad filters numpy's floating-point
+    # warnings out of its modules at import, and simplefilter("always") above resets that
+    # filter (torch has no such warning): not anomaly mode's business
     messages = [str(w.message) for w in caught if "encountered in" not in str(w.message)]
     return error, len(messages), messages
 
