@@ -670,6 +670,9 @@ def expand(a, size):
         )
     target = list(size)
     strides = [0] * len(size)
+    # Writable unless two elements share memory (a stride-0 dim longer than 1), as in
+    # PyTorch: expanding only size-1 or new size-1 dims keeps every element distinct.
+    overlapping = False
     for i in range(len(size)):
         want = size[i]
         if i < lead:
@@ -678,6 +681,7 @@ def expand(a, size):
                     f"The expanded size of the tensor ({want}) isn't allowed in a leading, "
                     "non-existing dimension 0"
                 )
+            overlapping = overlapping or want > 1
             continue
         own = shape[i - lead]
         if want == -1:
@@ -689,6 +693,7 @@ def expand(a, size):
                     f"({own}) at non-singleton dimension {i}.  Target sizes: "
                     f"{shape_text(size)}.  Tensor sizes: {shape_text(shape)}"
                 )
+            overlapping = overlapping or want > 1
             continue
         strides[i] = a.strides[i - lead]
     for i in reversed(range(lead)):
@@ -696,9 +701,6 @@ def expand(a, size):
             # a new size-1 dim strides over the dims after it, as PyTorch lays it out
             strides[i] = target[i + 1] * strides[i + 1]
     target = tuple(target)
-    # Writable unless two elements share memory (a stride-0 dim longer than 1), as in
-    # PyTorch: expanding only size-1 or new size-1 dims keeps every element distinct.
-    overlapping = any(st == 0 and n > 1 for st, n in zip(strides, target))
     if a.flags.c_contiguous and a.size:
         # Build the stride-0 view directly: np.broadcast_to costs ~10x more.
         view = np.ndarray(target, a.dtype, a, 0, tuple(strides))
