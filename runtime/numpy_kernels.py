@@ -23,6 +23,7 @@ from .memory_formats import (
     is_contiguous_as,
     preserve_format,
     strides_for,
+    suggest_memory_format,
 )
 from .random import generator
 from .scalar_fit import check_fits, check_scalar_range, overflow_error
@@ -431,12 +432,16 @@ def _dims(dim, ndim: int):
 def sum(a, dim, keepdim: bool, dtype):
     axis = _dims(dim, a.ndim) if dim else None
     if dtype is None and a.dtype.kind == "f" and a.dtype is not _HALF:
-        return np.add.reduce(a, axis, None, None, keepdim)
-    out_dtype = _np_dtype(dtype, a.dtype if a.dtype.kind == "f" else _INT64)
-    if out_dtype is _HALF:
-        # float16 accumulates in float32 and rounds once, as in PyTorch
-        return np.add.reduce(cast(a, _HALF), axis, _F32, None, keepdim).astype(_HALF)
-    return np.add.reduce(cast(a, out_dtype), axis, out_dtype, None, keepdim)
+        total = np.add.reduce(a, axis, None, None, keepdim)
+    else:
+        out_dtype = _np_dtype(dtype, a.dtype if a.dtype.kind == "f" else _INT64)
+        if out_dtype is _HALF:
+            # float16 accumulates in float32 and rounds once, as in PyTorch
+            total = np.add.reduce(cast(a, _HALF), axis, _F32, None, keepdim).astype(_HALF)
+        else:
+            total = np.add.reduce(cast(a, out_dtype), axis, out_dtype, None, keepdim)
+    # row-major, as PyTorch's reductions (numpy keeps a permuted input's order)
+    return total if total.flags.c_contiguous else np.ascontiguousarray(total)
 
 
 def mean(a, dim, keepdim: bool, dtype):
@@ -1722,7 +1727,24 @@ def cat(tensors, dim: int):
     result = dtypes.FROM_NUMPY[arrays[0].dtype]
     for t in arrays[1:]:
         result = dtypes.promote_types(result, dtypes.FROM_NUMPY[t.dtype])
-    return np.concatenate([cast(t, result.np) for t in arrays], axis=d)
+    joined = np.concatenate([cast(t, result.np) for t in arrays], axis=d)
+    if joined.flags.c_contiguous and all(t.flags.c_contiguous for t in arrays):
+        return joined  # the common case
+    return _in_joined_layout(joined, arrays)
+
+
+def _in_joined_layout(joined: np.ndarray, arrays) -> np.ndarray:
+    """cat's result laid out as PyTorch lays it out: in the memory format every input
+    suggests (channels-last inputs give a channels-last result), else row-major."""
+    formats = {suggest_memory_format(t.shape, element_strides(t)) for t in arrays}
+    fmt = formats.pop() if len(formats) == 1 else contiguous_format
+    if fmt is contiguous_format:
+        return joined if joined.flags.c_contiguous else np.ascontiguousarray(joined)
+    out = laid_out(
+        np.empty(joined.size, joined.dtype), joined.shape, channels_last_strides(fmt, joined.shape)
+    )
+    np.copyto(out, joined)
+    return out
 
 
 def stack(tensors, dim: int):
@@ -1734,7 +1756,9 @@ def stack(tensors, dim: int):
                 f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} "
                 f"at entry 0 and {list(t.shape)} at entry {i}"
             )
-    return np.stack(tensors, axis=wrap_dim(dim, tensors[0].ndim + 1))
+    stacked = np.stack(tensors, axis=wrap_dim(dim, tensors[0].ndim + 1))
+    # row-major, as PyTorch's (cat of the unsqueezed inputs, which suggest no other format)
+    return stacked if stacked.flags.c_contiguous else np.ascontiguousarray(stacked)
 
 
 # ---- softmax family -------------------------------------------------------------------
@@ -2331,6 +2355,7 @@ from .resize_kernels import *  # noqa: E402,F401,F403
 
 # The unary math ops' kernels (issue 15; its __all__), named k.<fn> in the YAML.
 from .unary_math_kernels import *  # noqa: E402,F401,F403
+
 # torch.special's own ops' kernels (issue 15; its __all__), named k.<fn> in the YAML.
 from .special_kernels import *  # noqa: E402,F401,F403
 
