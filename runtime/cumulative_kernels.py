@@ -70,6 +70,8 @@ def _scan(ufunc, a: np.ndarray, dim: int, dtype, target) -> np.ndarray:
     x = cast(a, out)
     if a.ndim == 0 or a.size == 0:
         return x.copy() if x is a else x
+    if not x.flags.c_contiguous:  # a row-major result, as PyTorch's scans give
+        x = np.ascontiguousarray(x)
     acc = _accumulator(out)
     if acc == out:
         return ufunc.accumulate(x, axis=axis, dtype=acc)
@@ -94,7 +96,7 @@ def logcumsumexp(a: np.ndarray, dim: int) -> np.ndarray:
     axis = wrap_dim(dim, a.ndim)
     if a.ndim == 0 or a.size == 0:
         return a.copy()
-    x = a.astype(_accumulator(a.dtype))
+    x = a.astype(_accumulator(a.dtype), order="C")  # a row-major result, as PyTorch's
     if a.dtype.kind != "c":
         return np.logaddexp.accumulate(x, axis=axis).astype(a.dtype)
     shift = np.max(x.real, axis=axis, keepdims=True)
@@ -117,6 +119,8 @@ def cumulative_extremum(
         return a.copy(), np.zeros((), _INT64)
     if a.size == 0:
         return a.copy(), np.zeros(a.shape, _INT64)
+    if not a.flags.c_contiguous:  # row-major results, as PyTorch's
+        a = np.ascontiguousarray(a)
     running = (np.maximum if largest else np.minimum).accumulate(a, axis=axis)
     # each element equal to the running extremum (or a NaN) takes the index over
     takes_over = a == running

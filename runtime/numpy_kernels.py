@@ -1347,7 +1347,9 @@ def masked_fill(self, mask, value):
             np.broadcast_shapes(self.shape, mask.shape)
         except ValueError:
             raise RuntimeError(broadcast_error(self.shape, mask.shape)) from None
-    return np.where(mask, _cast_number(value, self.dtype), self)
+    filled = np.where(mask, _cast_number(value, self.dtype), self)
+    # row-major, as PyTorch's (its masked_fill fills a contiguous clone)
+    return filled if filled.flags.c_contiguous else np.ascontiguousarray(filled)
 
 
 # ---- advanced indexing ---------------------------------------------------------------------
@@ -1785,6 +1787,8 @@ def _half_to_float_check(half_to_float: bool) -> None:
 def softmax(a, dim: int, half_to_float: bool):
     _half_to_float_check(half_to_float)
     dim = _softmax_dtype_check(a, dim, "softmax")
+    if not a.flags.c_contiguous:  # PyTorch computes on a contiguous input: row-major result
+        a = np.ascontiguousarray(a)
     if a.ndim == 0 or a.size == 0:
         return np.exp(a - a) if a.ndim == 0 else a.copy()
     x = opmath(a)
@@ -1799,6 +1803,8 @@ def softmax(a, dim: int, half_to_float: bool):
 def log_softmax(a, dim: int, half_to_float: bool):
     _half_to_float_check(half_to_float)
     dim = _softmax_dtype_check(a, dim, "log_softmax")
+    if not a.flags.c_contiguous:  # PyTorch computes on a contiguous input: row-major result
+        a = np.ascontiguousarray(a)
     if a.ndim == 0 or a.size == 0:
         return a - a if a.ndim == 0 else a.copy()
     x = opmath(a)
