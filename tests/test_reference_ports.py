@@ -70,9 +70,7 @@ def test_select_expanded_v(torch):
     """test_select_expanded_v: backward of a select fed a stride-0 grad_output."""
 
     def scenario(lib):
-        return _grad_of(
-            lib, lambda a: a[0], lambda L: L.arange(10, dtype=L.float64).expand(10, 10)
-        )
+        return _grad_of(lib, lambda a: a[0], lambda L: L.arange(10, dtype=L.float64).expand(10, 10))
 
     assert_same(torch, scenario)
 
