@@ -45,7 +45,8 @@ def as_view(base, view, creation_meta: int = DEFAULT):
     elif creation_meta == DEFAULT:
         # A view of a view inherits a non-default creation meta.
         creation_meta = base._creation_meta
-    if not _tls.grad_enabled and creation_meta != MULTI_OUTPUT_NODE:
+    if not _tls.grad_enabled:
+        # no_grad decides over a multi-output op's meta, as PyTorch's generated code does
         creation_meta = INFERENCE_MODE if _tls.inference_mode else NO_GRAD_MODE
     if type(view) is Tensor:
         view.__class__ = _View  # tensor subclasses keep their own class
@@ -101,55 +102,50 @@ _CUSTOM_FUNCTION_VIEW = (
 
 
 def _modified_view_message(view, meta: int, indirect: bool) -> str:
-    how = "its base or another view of its base has been modified inplace"
-    in_function = view.__dict__.get("_from_custom_function", False)
-    if meta == IN_CUSTOM_FUNCTION:
-        from ..tensor import _grad_fn_slot
+    """PyTorch's words for an in-place write its creation meta forbids: the view (and its
+    grad_fn, if it has one), how it was made, and what to do instead."""
+    from ..tensor import _grad_fn_slot
 
-        op = _op_name(_grad_fn_slot.__get__(view))
-        return (
-            f"Output {view._output_nr} of {op} is a view and "
-            + (f"{how}." if indirect else "is being modified inplace.")
-            + _CUSTOM_FUNCTION_VIEW
-        )
-    if meta == NO_GRAD_MODE and in_function:
-        return (
-            "A view was created in no_grad mode and "
-            + (
-                f"{how} with grad mode enabled."
-                if indirect
-                else "is being modified inplace with grad mode enabled."
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    grad_fn = _grad_fn_slot.__get__(view)
+    if meta in (NO_GRAD_MODE, INFERENCE_MODE) or grad_fn is None:
+        if grad_fn is not None:
+            prefix = (
+                f"Output {view._output_nr} of {_op_name(grad_fn)} is a view of a view which was "
+                "created in"
             )
-            + _CUSTOM_FUNCTION_VIEW
+        else:
+            prefix = "A view was created in"
+        if meta == INFERENCE_MODE:
+            message = f"{prefix} inference mode and {modified} modified inplace in normal mode."
+        else:
+            message = (
+                f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
+            )
+    else:
+        message = (
+            f"Output {view._output_nr} of {_op_name(grad_fn)} is a view and {modified} modified "
+            "inplace."
         )
+    if meta == NO_GRAD_MODE and view.__dict__.get("_from_custom_function", False):
+        meta = IN_CUSTOM_FUNCTION  # made by a custom Function in no_grad mode
     if meta == MULTI_OUTPUT_NODE:
-        from ..tensor import _grad_fn_slot
-
-        op = _op_name(_grad_fn_slot.__get__(view))
-        start = f"Output {view._output_nr} of {op} is a view and " + (
-            f"{how}." if indirect else "is being modified inplace."
-        )
         return (
-            start + " This view is the output of a function that returns multiple views. Such "
+            message + " This view is the output of a function that returns multiple views. Such "
             "functions do not allow the output views to be modified inplace. You should replace "
             "the inplace operation by an out-of-place one."
         )
-    if meta == INFERENCE_MODE:
-        start = "A view was created in inference mode and " + (
-            f"{how} in normal mode." if indirect else "is being modified inplace in normal mode."
+    if meta in (NO_GRAD_MODE, INFERENCE_MODE):
+        block = "no_grad" if meta == NO_GRAD_MODE else "inference_mode"
+        return (
+            message + " Given that this use case is ambiguous and error-prone, it is forbidden. "
+            "You can clarify your code by moving both the view and the inplace either both "
+            f"inside the {block} block (if you don't want the inplace to be tracked) or both "
+            "outside (if you want the inplace to be tracked)."
         )
-        return start
-    start = "A view was created in no_grad mode and " + (
-        f"{how} with grad mode enabled."
-        if indirect
-        else "is being modified inplace with grad mode enabled."
-    )
-    return (
-        start + " Given that this use case is ambiguous and error-prone, it is forbidden. You can "
-        "clarify your code by moving both the view and the inplace either both inside the "
-        "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
-        "want the inplace to be tracked)."
-    )
+    if meta == IN_CUSTOM_FUNCTION:
+        return message + _CUSTOM_FUNCTION_VIEW
+    return message
 
 
 # ---- in-place ops ------------------------------------------------------------------------
