@@ -5559,6 +5559,29 @@ def as_strided(keyset, self, size, stride, storage_offset):
     return result
 
 
+def as_strided_(keyset, self, size, stride, storage_offset):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.AsStridedBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_geometry_ = geometry(self)
+        grad_fn.size_ = size
+        grad_fn.storage_offset_ = storage_offset
+        grad_fn.stride_ = stride
+    tangents = (
+        jvp_kernels.as_strided__pre(self, size, stride, storage_offset) if _tls.fw_active else None
+    )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.as_strided__op.kernels[keyset]
+    result = redispatch(keyset, self, size, stride, storage_offset)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn, metadata_only=True)
+    if tangents is not None:
+        jvp_kernels.as_strided_(self, size, stride, storage_offset, result, tangents)
+    return result
+
+
 def diagonal(keyset, self, offset, dim1, dim2):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

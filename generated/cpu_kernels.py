@@ -4988,6 +4988,14 @@ def as_strided(keyset, self, size, stride, storage_offset):
     return out
 
 
+def as_strided_(keyset, self, size, stride, storage_offset):
+    """CPU kernel of as_strided_"""
+    target = self
+    self = self._data
+    result = k.as_strided(self, size, stride, storage_offset)
+    return set_data(target, result)
+
+
 def diagonal(keyset, self, offset, dim1, dim2):
     """CPU kernel of diagonal"""
     source = self

@@ -1688,6 +1688,14 @@ def transpose_(keyset, self, dim0, dim1):
     return result
 
 
+def as_strided_(keyset, self, size, stride, storage_offset):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.as_strided__op.kernels[keyset]
+    result = redispatch(keyset, self, size, stride, storage_offset)
+    bump_version(self)
+    return result
+
+
 def cat_out(keyset, tensors, dim, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.cat_out_op.kernels[keyset]

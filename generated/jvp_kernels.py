@@ -5790,6 +5790,27 @@ def as_strided(self, size, stride, storage_offset, result):
     set_fw_grad(result, tangent)
 
 
+def as_strided__pre(self, size, stride, storage_offset):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def as_strided_(self, size, stride, storage_offset, result, tangents):
+    # auto_linear
+    (self_t,) = tangents
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.as_strided_(self_t, size, stride, storage_offset)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
 def diagonal(self, offset, dim1, dim2, result):
     # auto_linear
     propagate_view_root(self, result)

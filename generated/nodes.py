@@ -12277,6 +12277,55 @@ class AsStridedBackward0(Node):
         return self.stride_
 
 
+class AsStridedBackward1(Node):
+    """Backward of ``as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)``."""
+
+    __slots__ = (
+        "self_geometry_",
+        "size_",
+        "storage_offset_",
+        "stride_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_geometry_ = None
+        self.size_ = None
+        self.storage_offset_ = None
+        self.stride_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_geometry = self.self_geometry_
+        size = self.size_
+        storage_offset = self.storage_offset_
+        stride = self.stride_
+        # self: as_strided_backward(grad, self.geometry(), size, stride, storage_offset)
+        grad_self = (
+            as_strided_backward(grad, self_geometry, size, stride, storage_offset)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_size(self):
+        return self.size_
+
+    @property
+    def _saved_storage_offset(self):
+        return self.storage_offset_
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
+
+
 class DiagonalBackward0(Node):
     """Backward of ``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``."""
 

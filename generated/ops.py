@@ -23121,6 +23121,44 @@ as_strided = as_strided_op._entry = _as_strided_entry(Site(as_strided_op))
 as_strided_op._make_entry = _as_strided_entry
 
 
+as_strided__op = declare(
+    "aten::as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)"
+)
+_as_strided__kernels = as_strided__op.kernels
+
+
+def _as_strided__entry(_site):
+    def as_strided_(self, size, stride, storage_offset=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, as_strided__op, self, size, stride, storage_offset)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, as_strided__op, 0)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, as_strided__op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 1, _site, as_strided__op, 2)
+                if storage_offset is not None and storage_offset.__class__ is not int:
+                    storage_offset = int_arg(storage_offset, _site, as_strided__op, 3)
+            except Overridden:
+                return handle_entry(_site, as_strided__op, self, size, stride, storage_offset)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _as_strided__kernels[keyset]
+            return kernel(keyset, self, size, stride, storage_offset)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return as_strided_
+
+
+as_strided_ = as_strided__op._entry = _as_strided__entry(Site(as_strided__op))
+as_strided__op._make_entry = _as_strided__entry
+
+
 diagonal_op = declare(
     "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"
 )

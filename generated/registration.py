@@ -1782,6 +1782,7 @@ def register_all():
     ops.slice_Tensor_op.register_kernel(CPU, cpu_kernels.slice_Tensor)
     ops.slice_backward_op.register_kernel(CPU, cpu_kernels.slice_backward)
     ops.as_strided_op.register_kernel(CPU, cpu_kernels.as_strided)
+    ops.as_strided__op.register_kernel(CPU, cpu_kernels.as_strided_)
     ops.diagonal_op.register_kernel(CPU, cpu_kernels.diagonal)
     ops.diagonal_backward_op.register_kernel(CPU, cpu_kernels.diagonal_backward)
     ops.unfold_op.register_kernel(CPU, cpu_kernels.unfold)
@@ -2790,6 +2791,7 @@ def register_all():
     ops.slice_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.slice_Tensor)
     ops.slice_backward_op.register_kernel(AUTOGRAD, autograd_kernels.slice_backward)
     ops.as_strided_op.register_kernel(AUTOGRAD, autograd_kernels.as_strided)
+    ops.as_strided__op.register_kernel(AUTOGRAD, autograd_kernels.as_strided_)
     ops.diagonal_op.register_kernel(AUTOGRAD, autograd_kernels.diagonal)
     ops.diagonal_backward_op.register_kernel(AUTOGRAD, autograd_kernels.diagonal_backward)
     ops.unfold_op.register_kernel(AUTOGRAD, autograd_kernels.unfold)
@@ -3704,6 +3706,7 @@ def register_all():
     ops.unsqueeze__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.unsqueeze_)
     ops.t__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.t_)
     ops.transpose__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.transpose_)
+    ops.as_strided__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.as_strided_)
     ops.cat_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.cat_out)
     ops.narrow_copy_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.narrow_copy_out

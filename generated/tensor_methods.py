@@ -214,6 +214,7 @@ class TensorMethods:
     transpose_ = method("transpose_", (ops.transpose__op,))
     select = method("select", (ops.select_int_op,))
     as_strided = method("as_strided", (ops.as_strided_op,))
+    as_strided_ = method("as_strided_", (ops.as_strided__op,))
     diagonal = method("diagonal", (ops.diagonal_op,))
     unfold = method("unfold", (ops.unfold_op,))
     unbind = method("unbind", (ops.unbind_int_op,))

@@ -401,7 +401,8 @@ class Tensor:
     @public_api()
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            how_many = "no values" if self._data.size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {how_many} is ambiguous")
         return bool(self.item())
 
     # numpy defers its binary operators to a Tensor's (np.float32(2) * x is x.__rmul__), and

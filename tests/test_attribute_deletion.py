@@ -1,6 +1,7 @@
 """Deleting a tensor's attributes as torch allows and refuses it (issue 16 point 4):
 ``del x.grad`` clears the gradient; requires_grad and data refuse with torch's words; the
-read-only attributes refuse with AttributeError."""
+read-only attributes refuse with AttributeError. Also the truth value of a tensor, whose
+error for an empty one says "no values" as torch's does."""
 
 from __future__ import annotations
 
@@ -27,3 +28,16 @@ def test_deleting_attributes_as_torch(torch, name):
     import opgrad as og
 
     assert _delete(og, name) == _delete(torch, name)
+
+
+@pytest.mark.parametrize("shape", [(0,), (1, 0), (2,), (1,)])
+def test_truth_value_of_tensors_as_torch(torch, shape):
+    import opgrad as og
+
+    def run(lib):
+        try:
+            return bool(lib.ones(shape))
+        except RuntimeError as err:
+            return message(err)
+
+    assert run(og) == run(torch)

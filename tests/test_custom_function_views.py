@@ -36,8 +36,8 @@ def _view_function(lib):
     return ViewOf
 
 
-#: the reference's list but as_strided_, which opgrad lacks
 INPLACE_VIEW_OPS = {
+    "as_strided_": lambda v: v.as_strided_((1, 0), (2, 2)),
     "transpose_": lambda v: v.transpose_(0, 0),
     "t_": lambda v: v.t_(),
     "squeeze_": lambda v: v.squeeze_(0),
@@ -172,5 +172,29 @@ def test_custom_function_outputs_that_are_views(torch, name):
         b = lib.ones(3, requires_grad=True) * 2
         outcome = _outcome(lambda: SCENARIOS[name](lib, _functions(lib), b))
         return outcome if outcome[0] == "error" or not hasattr(outcome[1], "shape") else "ok"
+
+    assert run(og) == run(torch)
+
+
+def test_as_strided_in_place(torch):
+    def run(lib):
+        a = lib.arange(4.0, requires_grad=True)
+        b = a.clone()
+        same = b.as_strided_((2, 2), (1, 1), 1) is b
+        node = b.grad_fn
+        saved = (node._saved_size, node._saved_stride, node._saved_storage_offset)
+        b.sum().backward()
+        refused = _outcome(lambda: lib.ones(3, requires_grad=True).as_strided_((2,), (1,)))
+        return (
+            same,
+            type(node).__name__,
+            saved,
+            tuple(b.shape),
+            b.stride(),
+            b.storage_offset(),
+            b.tolist(),
+            a.grad.tolist(),
+            refused,
+        )
 
     assert run(og) == run(torch)

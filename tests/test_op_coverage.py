@@ -769,3 +769,6 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+
+# as_strided_ (issue 16, the reference's in-place view ops): test_custom_function_views.py
+TESTED_ELSEWHERE["aten.as_strided_.default"] = "test_custom_function_views.py"
